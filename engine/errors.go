@@ -1,0 +1,17 @@
+package engine
+
+import "errors"
+
+// Sentinel errors of the engine. Their texts are the original's wire
+// strings; rpc maps errors to wire text in one place and relies on these.
+var (
+	// ErrBusy: a prompt arrived while a run is active and no streaming
+	// behaviour was given.
+	ErrBusy = errors.New("Agent is already processing. Use steer() or followUp() to queue messages, or wait for completion.")
+	// ErrEmptySessionName: set_session_name with nothing left after cleaning.
+	ErrEmptySessionName = errors.New("Session name cannot be empty")
+	// ErrNoModel: a prompt with no model configured.
+	ErrNoModel = errors.New("No model selected.\n\nUse /login, set an API key environment variable, or create ~/.xcsh/agent/models.json\n\nThen use /model to select a model.")
+	// ErrInvalidMode: an unknown queue or interrupt mode.
+	ErrInvalidMode = errors.New("invalid mode")
+)

@@ -1,0 +1,294 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// errAborted is the cancellation cause of a user abort.
+var errAborted = errors.New(AbortedMessage)
+
+// run is the actor-side record of an active run.
+type run struct {
+	newMessages []Message
+	// Open block indexes of the partial, by kind (-1 when none).
+	curText, curThinking, curTool int
+	stop                          StopReason
+}
+
+// startRun begins a run with the given prompt messages. (actor)
+func (s *Session) startRun(prompts []Message) {
+	r := &run{}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s.cancelMu.Lock()
+	s.cancel = cancel
+	s.cancelMu.Unlock()
+	s.run = r
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.runLoop(ctx, r, prompts)
+		cancel(nil)
+		s.Post(func() { s.finishRun(r) })
+	}()
+}
+
+// finishRun marks the session idle and releases idle waiters. (actor)
+func (s *Session) finishRun(r *run) {
+	if s.run != r {
+		return
+	}
+	s.run = nil
+	s.cancelMu.Lock()
+	s.cancel = nil
+	s.cancelMu.Unlock()
+	waiters := s.idleWaiters
+	s.idleWaiters = nil
+	for _, w := range waiters {
+		w()
+	}
+}
+
+// addMessage appends a finished message to the context and the run. (actor)
+func (s *Session) addMessage(r *run, m Message) {
+	s.messages = append(s.messages, m)
+	r.newMessages = append(r.newMessages, m)
+}
+
+func (s *Session) emitMessage(r *run, m Message) {
+	s.emit(MessageStart{Message: m})
+	s.emit(MessageEnd{Message: m})
+	s.addMessage(r, m)
+}
+
+// runLoop is the agent loop of agent-core.md §3.3. It runs on its own
+// goroutine; every state change and event goes through the actor.
+func (s *Session) runLoop(ctx context.Context, r *run, prompts []Message) {
+	var pending []Message
+	s.Call(func() {
+		s.emit(AgentStart{})
+		s.emit(TurnStart{})
+		for _, p := range prompts {
+			s.emitMessage(r, p)
+		}
+		pending = dequeue(&s.steering, s.steeringMode)
+	})
+	firstTurn := true
+	for {
+		more := true
+		for more || len(pending) > 0 {
+			var req *Request
+			s.Call(func() {
+				if !firstTurn {
+					s.emit(TurnStart{})
+				}
+				for _, p := range pending {
+					s.emitMessage(r, p)
+				}
+				req = s.buildRequest()
+			})
+			firstTurn, pending = false, nil
+
+			msg := s.streamAssistant(ctx, r, req)
+			if msg.StopReason == StopError || msg.StopReason == StopAborted {
+				s.Call(func() {
+					results := s.placeholderResults(r, msg)
+					s.emit(TurnEnd{Message: msg, ToolResults: results})
+					s.emit(AgentEnd{Messages: r.newMessages})
+				})
+				return
+			}
+			calls := msg.ToolCalls()
+			more = len(calls) > 0
+			var results []*ToolResultMessage
+			var steer []Message
+			if more {
+				results, steer = s.executeTools(ctx, r, calls)
+			}
+			s.Call(func() {
+				s.emit(TurnEnd{Message: msg, ToolResults: results})
+				if steer != nil {
+					pending = steer
+				} else {
+					pending = dequeue(&s.steering, s.steeringMode)
+				}
+			})
+		}
+		var follow []Message
+		s.Call(func() { follow = dequeue(&s.followUps, s.followUpMode) })
+		if len(follow) == 0 {
+			break
+		}
+		pending = follow
+	}
+	s.Call(func() { s.emit(AgentEnd{Messages: r.newMessages}) })
+}
+
+// buildRequest snapshots what the next model call sends. (actor)
+func (s *Session) buildRequest() *Request {
+	req := &Request{
+		Model:        *s.model,
+		SystemPrompt: s.cfg.SystemPrompt,
+		Messages:     ConvertToLLM(s.messages),
+	}
+	if s.thinking != ThinkingOff {
+		req.ThinkingLevel = s.thinking
+	}
+	for _, t := range s.cfg.Tools {
+		req.Tools = append(req.Tools, ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
+	}
+	return req
+}
+
+// streamAssistant runs one model call and returns the finished message.
+func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *AssistantMessage {
+	s.Call(func() {
+		s.partial = newPartial(AssistantMessage{
+			API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
+			StopReason: StopStop, Timestamp: s.now(),
+		})
+		r.curText, r.curThinking, r.curTool = -1, -1, -1
+		r.stop = ""
+		s.emit(MessageStart{Message: s.partial.snapshot()})
+	})
+	var err error
+	if ctx.Err() == nil {
+		err = s.cfg.Provider.Stream(ctx, req, func(ev StreamEvent) error {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			// Asynchronous: the inbox is FIFO, so order holds, and its bound
+			// gives the provider backpressure.
+			s.Post(func() { s.applyStream(r, ev) })
+			return nil
+		})
+	}
+	var msg *AssistantMessage
+	s.Call(func() { msg = s.finishAssistant(r, ctx, err) })
+	return msg
+}
+
+// applyStream folds one provider event into the partial and emits the
+// matching message_update. (actor)
+func (s *Session) applyStream(r *run, ev StreamEvent) {
+	p := s.partial
+	if p == nil {
+		return
+	}
+	open := func(cur *int, b ContentBlock, kind UpdateKind) int {
+		if *cur < 0 {
+			*cur = p.startBlock(b)
+			s.emit(MessageUpdate{Kind: kind, ContentIndex: *cur, Partial: p})
+		}
+		return *cur
+	}
+	switch ev.Kind {
+	case StreamTextStart:
+		r.curText = -1
+		open(&r.curText, TextBlock(""), UpdateTextStart)
+	case StreamTextDelta:
+		i := open(&r.curText, TextBlock(""), UpdateTextStart)
+		d := strings.ToValidUTF8(ev.Delta, "\uFFFD")
+		p.appendDelta(i, d)
+		s.emit(MessageUpdate{Kind: UpdateTextDelta, ContentIndex: i, Delta: d, Partial: p})
+	case StreamTextEnd:
+		i := open(&r.curText, TextBlock(""), UpdateTextStart)
+		p.endBlock(i, ev.Signature, nil)
+		r.curText = -1
+		s.emit(MessageUpdate{Kind: UpdateTextEnd, ContentIndex: i, Content: p.blockText(i), Partial: p})
+	case StreamThinkingStart:
+		r.curThinking = -1
+		open(&r.curThinking, ContentBlock{Type: BlockThinking}, UpdateThinkingStart)
+	case StreamThinkingDelta:
+		i := open(&r.curThinking, ContentBlock{Type: BlockThinking}, UpdateThinkingStart)
+		d := strings.ToValidUTF8(ev.Delta, "\uFFFD")
+		p.appendDelta(i, d)
+		s.emit(MessageUpdate{Kind: UpdateThinkingDelta, ContentIndex: i, Delta: d, Partial: p})
+	case StreamThinkingEnd:
+		i := open(&r.curThinking, ContentBlock{Type: BlockThinking}, UpdateThinkingStart)
+		p.endBlock(i, ev.Signature, nil)
+		r.curThinking = -1
+		s.emit(MessageUpdate{Kind: UpdateThinkingEnd, ContentIndex: i, Content: p.blockText(i), Partial: p})
+	case StreamToolCallStart:
+		r.curTool = -1
+		open(&r.curTool, ContentBlock{Type: BlockToolCall, ID: ev.ToolCallID, Name: ev.ToolName, Arguments: []byte("{}")}, UpdateToolCallStart)
+	case StreamToolCallDelta:
+		i := open(&r.curTool, ContentBlock{Type: BlockToolCall, ID: ev.ToolCallID, Name: ev.ToolName, Arguments: []byte("{}")}, UpdateToolCallStart)
+		p.appendDelta(i, ev.Delta)
+		s.emit(MessageUpdate{Kind: UpdateToolCallDelta, ContentIndex: i, Delta: ev.Delta, Partial: p})
+	case StreamToolCallEnd:
+		i := open(&r.curTool, ContentBlock{Type: BlockToolCall, ID: ev.ToolCallID, Name: ev.ToolName, Arguments: []byte("{}")}, UpdateToolCallStart)
+		p.endBlock(i, "", ev.Arguments)
+		r.curTool = -1
+		tc := p.msg.Content[i]
+		s.emit(MessageUpdate{Kind: UpdateToolCallEnd, ContentIndex: i, ToolCall: &tc, Partial: p})
+	case StreamUsage:
+		u := ev.Usage
+		if s.model != nil {
+			u.ApplyCost(s.model.Cost)
+		}
+		p.setUsage(u)
+	case StreamDone:
+		r.stop = ev.StopReason
+		if ev.ResponseID != "" {
+			p.setResponseID(ev.ResponseID)
+		}
+	}
+}
+
+// finishAssistant closes the streamed message (completed, failed or
+// aborted), emits its message_end and adds it to the context. (actor)
+func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *AssistantMessage {
+	msg := s.partial.snapshot()
+	s.partial = nil
+	switch {
+	case ctx.Err() != nil && (err != nil || r.stop == ""):
+		msg.StopReason = StopAborted
+		msg.ErrorMessage = AbortedMessage
+	case err != nil:
+		msg.StopReason = StopError
+		msg.ErrorMessage = err.Error()
+	case r.stop != "":
+		msg.StopReason = r.stop
+	default:
+		msg.StopReason = StopStop
+	}
+	s.emit(MessageEnd{Message: msg})
+	s.addMessage(r, msg)
+	return msg
+}
+
+// placeholderResults gives every tool call of a failed or aborted message
+// an error result so calls and results stay paired (§3.5). (actor)
+func (s *Session) placeholderResults(r *run, msg *AssistantMessage) []*ToolResultMessage {
+	text := "Tool execution was aborted: " + msg.ErrorMessage
+	if msg.StopReason == StopError {
+		text = "Tool execution failed due to an error"
+		if msg.ErrorMessage != "" {
+			text += ": " + msg.ErrorMessage
+		} else {
+			text += "."
+		}
+	}
+	results := []*ToolResultMessage{}
+	for _, call := range msg.ToolCalls() {
+		res := ToolResult{Content: []ContentBlock{TextBlock(text)}, IsError: true}
+		s.emit(ToolExecutionStart{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
+		s.emit(ToolExecutionEnd{ToolCallID: call.ID, ToolName: call.Name, Result: resultJSON(res), IsError: true, NoWarning: true})
+		tr := &ToolResultMessage{ToolCallID: call.ID, ToolName: call.Name, Content: res.Content, Details: []byte("{}"), IsError: true, Timestamp: s.now()}
+		s.emitMessage(r, tr)
+		results = append(results, tr)
+	}
+	return results
+}
+
+// resultJSON encodes a tool result as tool_execution_end.result.
+func resultJSON(res ToolResult) []byte {
+	dst := appendBlocks(append([]byte(nil), `{"content":`...), res.Content)
+	dst = appendRawField(dst, "details", orEmptyObject(res.Details))
+	if res.IsWarning {
+		dst = appendBoolField(dst, "isWarning", true)
+	}
+	return append(dst, '}')
+}

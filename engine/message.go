@@ -1,0 +1,327 @@
+package engine
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// Message is any message of the agent's context: the LLM roles (user,
+// assistant, toolResult) and the coding-agent roles (bashExecution, ...).
+// Each concrete type encodes itself with the exact key order of the
+// original (agent-core.md §1).
+type Message interface {
+	Role() string
+	json.Marshaler
+}
+
+// Block types.
+const (
+	BlockText             = "text"
+	BlockThinking         = "thinking"
+	BlockRedactedThinking = "redactedThinking"
+	BlockImage            = "image"
+	BlockToolCall         = "toolCall"
+)
+
+// ContentBlock is one part of a message's content. Which fields are used
+// depends on Type.
+type ContentBlock struct {
+	Type              string
+	Text              string // text
+	TextSignature     string // text, optional
+	Thinking          string // thinking
+	ThinkingSignature string // thinking, optional
+	Data              string // image (base64), redactedThinking
+	MimeType          string // image
+	ID                string // toolCall
+	Name              string // toolCall
+	Arguments         []byte // toolCall: a JSON object, compact
+	Intent            string // toolCall, optional
+}
+
+// TextBlock returns a text content block.
+func TextBlock(s string) ContentBlock { return ContentBlock{Type: BlockText, Text: s} }
+
+// AppendJSON appends the block's JSON encoding.
+func (b *ContentBlock) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = AppendJSONString(dst, b.Type)
+	switch b.Type {
+	case BlockText:
+		dst = appendStringField(dst, "text", b.Text)
+		if b.TextSignature != "" {
+			dst = appendStringField(dst, "textSignature", b.TextSignature)
+		}
+	case BlockThinking:
+		dst = appendStringField(dst, "thinking", b.Thinking)
+		if b.ThinkingSignature != "" {
+			dst = appendStringField(dst, "thinkingSignature", b.ThinkingSignature)
+		}
+	case BlockRedactedThinking:
+		dst = appendStringField(dst, "data", b.Data)
+	case BlockImage:
+		dst = appendStringField(dst, "data", b.Data)
+		dst = appendStringField(dst, "mimeType", b.MimeType)
+	case BlockToolCall:
+		dst = appendStringField(dst, "id", b.ID)
+		dst = appendStringField(dst, "name", b.Name)
+		args := b.Arguments
+		if len(args) == 0 {
+			args = []byte("{}")
+		}
+		dst = appendRawField(dst, "arguments", args)
+		if b.Intent != "" {
+			dst = appendStringField(dst, "intent", b.Intent)
+		}
+	}
+	return append(dst, '}')
+}
+
+// MarshalJSON implements json.Marshaler.
+func (b ContentBlock) MarshalJSON() ([]byte, error) { return b.AppendJSON(nil), nil }
+
+func appendBlocks(dst []byte, blocks []ContentBlock) []byte {
+	dst = append(dst, '[')
+	for i := range blocks {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = blocks[i].AppendJSON(dst)
+	}
+	return append(dst, ']')
+}
+
+// Cost is the dollar cost of one response.
+type Cost struct {
+	Input      float64
+	Output     float64
+	CacheRead  float64
+	CacheWrite float64
+	Total      float64
+}
+
+// Usage is the token accounting of one response.
+type Usage struct {
+	Input           int64
+	Output          int64
+	CacheRead       int64
+	CacheWrite      int64
+	TotalTokens     int64
+	PremiumRequests *int64
+	Cost            Cost
+}
+
+// AppendJSON appends the usage object.
+func (u *Usage) AppendJSON(dst []byte) []byte {
+	dst = strconv.AppendInt(append(dst, `{"input":`...), u.Input, 10)
+	dst = appendIntField(dst, "output", u.Output)
+	dst = appendIntField(dst, "cacheRead", u.CacheRead)
+	dst = appendIntField(dst, "cacheWrite", u.CacheWrite)
+	dst = appendIntField(dst, "totalTokens", u.TotalTokens)
+	if u.PremiumRequests != nil {
+		dst = appendIntField(dst, "premiumRequests", *u.PremiumRequests)
+	}
+	dst = appendFloat(append(dst, `,"cost":{"input":`...), u.Cost.Input)
+	dst = appendFloat(appendKey(dst, "output"), u.Cost.Output)
+	dst = appendFloat(appendKey(dst, "cacheRead"), u.Cost.CacheRead)
+	dst = appendFloat(appendKey(dst, "cacheWrite"), u.Cost.CacheWrite)
+	dst = appendFloat(appendKey(dst, "total"), u.Cost.Total)
+	return append(dst, '}', '}')
+}
+
+// ApplyCost fills u.Cost from the model's per-million prices.
+func (u *Usage) ApplyCost(c ModelCost) {
+	u.Cost.Input = c.Input / 1e6 * float64(u.Input)
+	u.Cost.Output = c.Output / 1e6 * float64(u.Output)
+	u.Cost.CacheRead = c.CacheRead / 1e6 * float64(u.CacheRead)
+	u.Cost.CacheWrite = c.CacheWrite / 1e6 * float64(u.CacheWrite)
+	u.Cost.Total = u.Cost.Input + u.Cost.Output + u.Cost.CacheRead + u.Cost.CacheWrite
+}
+
+// StopReason says why an assistant message ended.
+type StopReason string
+
+// The stop reasons of the wire.
+const (
+	StopStop    StopReason = "stop"
+	StopLength  StopReason = "length"
+	StopToolUse StopReason = "toolUse"
+	StopError   StopReason = "error"
+	StopAborted StopReason = "aborted"
+)
+
+// AbortedMessage is the errorMessage of an aborted assistant message.
+const AbortedMessage = "Request was aborted"
+
+// UserMessage is a message typed by the user (or queued by the host).
+type UserMessage struct {
+	Content     []ContentBlock
+	Attribution string // "user" unless set
+	Synthetic   bool
+	Timestamp   int64
+}
+
+// Role implements Message.
+func (*UserMessage) Role() string { return "user" }
+
+// MarshalJSON implements json.Marshaler.
+func (m *UserMessage) MarshalJSON() ([]byte, error) {
+	dst := append([]byte(nil), `{"role":"user","content":`...)
+	dst = appendBlocks(dst, m.Content)
+	if m.Synthetic {
+		dst = appendBoolField(dst, "synthetic", true)
+	}
+	attr := m.Attribution
+	if attr == "" {
+		attr = "user"
+	}
+	dst = appendStringField(dst, "attribution", attr)
+	dst = appendIntField(dst, "timestamp", m.Timestamp)
+	return append(dst, '}'), nil
+}
+
+// Text returns the concatenated text blocks.
+func (m *UserMessage) Text() string { return joinText(m.Content) }
+
+// AssistantMessage is one model response.
+type AssistantMessage struct {
+	Content      []ContentBlock
+	API          string
+	Provider     string
+	Model        string
+	ResponseID   string
+	Usage        Usage
+	StopReason   StopReason
+	ErrorMessage string
+	Timestamp    int64
+}
+
+// Role implements Message.
+func (*AssistantMessage) Role() string { return "assistant" }
+
+// MarshalJSON implements json.Marshaler.
+func (m *AssistantMessage) MarshalJSON() ([]byte, error) {
+	dst := append([]byte(nil), `{"role":"assistant","content":`...)
+	dst = appendBlocks(dst, m.Content)
+	return m.appendTail(dst), nil
+}
+
+// appendTail appends everything after "content" (including the closing
+// brace). The streaming partial caches these bytes.
+func (m *AssistantMessage) appendTail(dst []byte) []byte {
+	dst = appendStringField(dst, "api", m.API)
+	dst = appendStringField(dst, "provider", m.Provider)
+	dst = appendStringField(dst, "model", m.Model)
+	if m.ResponseID != "" {
+		dst = appendStringField(dst, "responseId", m.ResponseID)
+	}
+	dst = m.Usage.AppendJSON(appendKey(dst, "usage"))
+	dst = appendStringField(dst, "stopReason", string(m.StopReason))
+	if m.ErrorMessage != "" {
+		dst = appendStringField(dst, "errorMessage", m.ErrorMessage)
+	}
+	dst = appendIntField(dst, "timestamp", m.Timestamp)
+	return append(dst, '}')
+}
+
+// Text returns the concatenated text blocks.
+func (m *AssistantMessage) Text() string { return joinText(m.Content) }
+
+// ToolCalls returns the tool-call blocks.
+func (m *AssistantMessage) ToolCalls() []ContentBlock {
+	var calls []ContentBlock
+	for _, b := range m.Content {
+		if b.Type == BlockToolCall {
+			calls = append(calls, b)
+		}
+	}
+	return calls
+}
+
+// ToolResultMessage is the result of one tool call.
+type ToolResultMessage struct {
+	ToolCallID string
+	ToolName   string
+	Content    []ContentBlock
+	Details    []byte // raw JSON; omitted when nil
+	IsError    bool
+	IsWarning  *bool
+	Timestamp  int64
+}
+
+// Role implements Message.
+func (*ToolResultMessage) Role() string { return "toolResult" }
+
+// MarshalJSON implements json.Marshaler.
+func (m *ToolResultMessage) MarshalJSON() ([]byte, error) {
+	dst := append([]byte(nil), `{"role":"toolResult"`...)
+	dst = appendStringField(dst, "toolCallId", m.ToolCallID)
+	dst = appendStringField(dst, "toolName", m.ToolName)
+	dst = appendBlocks(appendKey(dst, "content"), m.Content)
+	if m.Details != nil {
+		dst = appendRawField(dst, "details", m.Details)
+	}
+	dst = appendBoolField(dst, "isError", m.IsError)
+	if m.IsWarning != nil {
+		dst = appendBoolField(dst, "isWarning", *m.IsWarning)
+	}
+	dst = appendIntField(dst, "timestamp", m.Timestamp)
+	return append(dst, '}'), nil
+}
+
+// BashExecutionMessage records a shell command the host ran with the RPC
+// bash command; the next model call sees it as a user message.
+type BashExecutionMessage struct {
+	Command            string
+	Output             string
+	ExitCode           *int
+	Cancelled          bool
+	Truncated          bool
+	Meta               []byte // raw JSON, optional
+	Timestamp          int64
+	ExcludeFromContext bool
+}
+
+// Role implements Message.
+func (*BashExecutionMessage) Role() string { return "bashExecution" }
+
+// MarshalJSON implements json.Marshaler.
+func (m *BashExecutionMessage) MarshalJSON() ([]byte, error) {
+	dst := append([]byte(nil), `{"role":"bashExecution"`...)
+	dst = appendStringField(dst, "command", m.Command)
+	dst = appendStringField(dst, "output", m.Output)
+	if m.ExitCode != nil {
+		dst = appendIntField(dst, "exitCode", int64(*m.ExitCode))
+	}
+	dst = appendBoolField(dst, "cancelled", m.Cancelled)
+	dst = appendBoolField(dst, "truncated", m.Truncated)
+	if m.Meta != nil {
+		dst = appendRawField(dst, "meta", m.Meta)
+	}
+	dst = appendIntField(dst, "timestamp", m.Timestamp)
+	if m.ExcludeFromContext {
+		dst = appendBoolField(dst, "excludeFromContext", true)
+	}
+	return append(dst, '}'), nil
+}
+
+func joinText(blocks []ContentBlock) string {
+	var n int
+	var only string
+	for _, b := range blocks {
+		if b.Type == BlockText {
+			n++
+			only = b.Text
+		}
+	}
+	if n <= 1 {
+		return only
+	}
+	var buf []byte
+	for _, b := range blocks {
+		if b.Type == BlockText {
+			buf = append(buf, b.Text...)
+		}
+	}
+	return string(buf)
+}

@@ -1,0 +1,94 @@
+package engine
+
+// Model is the registry description of a model, with the JSON shape of the
+// original's Model object (get_state.model, get_available_models).
+type Model struct {
+	ID            string            `json:"id"`
+	Name          string            `json:"name"`
+	API           string            `json:"api"`
+	Provider      string            `json:"provider"`
+	BaseURL       string            `json:"baseUrl"`
+	Reasoning     bool              `json:"reasoning"`
+	Input         []string          `json:"input"`
+	Cost          ModelCost         `json:"cost"`
+	ContextWindow int               `json:"contextWindow"`
+	MaxTokens     int               `json:"maxTokens"`
+	Headers       map[string]string `json:"headers,omitempty"`
+	Thinking      *ModelThinking    `json:"thinking,omitempty"`
+}
+
+// ModelCost is dollars per million tokens.
+type ModelCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
+// ModelThinking is the supported reasoning range of a model.
+type ModelThinking struct {
+	MinLevel ThinkingLevel `json:"minLevel"`
+	MaxLevel ThinkingLevel `json:"maxLevel"`
+	Mode     string        `json:"mode"`
+}
+
+// ThinkingLevel is a session's reasoning selector. The empty value means
+// "unset" (no reasoning parameter; get_state omits the field).
+type ThinkingLevel string
+
+// The thinking levels, in increasing order of effort after ThinkingOff.
+const (
+	ThinkingOff     ThinkingLevel = "off"
+	ThinkingMinimal ThinkingLevel = "minimal"
+	ThinkingLow     ThinkingLevel = "low"
+	ThinkingMedium  ThinkingLevel = "medium"
+	ThinkingHigh    ThinkingLevel = "high"
+	ThinkingXHigh   ThinkingLevel = "xhigh"
+)
+
+var efforts = []ThinkingLevel{ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh}
+
+func effortRank(l ThinkingLevel) int {
+	for i, e := range efforts {
+		if e == l {
+			return i
+		}
+	}
+	return -1
+}
+
+// ParseEffort reports whether s names a reasoning effort (minimal..xhigh).
+func ParseEffort(s string) (ThinkingLevel, bool) {
+	l := ThinkingLevel(s)
+	return l, effortRank(l) >= 0
+}
+
+// ClampThinking maps a requested level onto what m supports, as the
+// original does: off stays off; a non-reasoning model has no level; an
+// effort is kept when supported, else lowered to the highest supported level
+// below it, else raised to the lowest supported one. Unknown strings give "".
+func ClampThinking(m Model, l ThinkingLevel) ThinkingLevel {
+	if l == ThinkingOff {
+		return ThinkingOff
+	}
+	r := effortRank(l)
+	if r < 0 || !m.Reasoning {
+		return ""
+	}
+	lo, hi := 0, len(efforts)-1
+	if m.Thinking != nil {
+		if x := effortRank(m.Thinking.MinLevel); x >= 0 {
+			lo = x
+		}
+		if x := effortRank(m.Thinking.MaxLevel); x >= 0 {
+			hi = x
+		}
+	}
+	switch {
+	case r < lo:
+		return efforts[lo]
+	case r > hi:
+		return efforts[hi]
+	}
+	return l
+}

@@ -1,0 +1,54 @@
+package engine
+
+import "encoding/json"
+
+// State is the payload of get_state (rpc-protocol.md §4.7), in wire key
+// order. Optional keys are omitted exactly where the original omits them.
+type State struct {
+	Model                 *Model        `json:"model,omitempty"`
+	ThinkingLevel         ThinkingLevel `json:"thinkingLevel,omitempty"`
+	IsStreaming           bool          `json:"isStreaming"`
+	IsCompacting          bool          `json:"isCompacting"`
+	SteeringMode          string        `json:"steeringMode"`
+	FollowUpMode          string        `json:"followUpMode"`
+	InterruptMode         string        `json:"interruptMode"`
+	SessionFile           string        `json:"sessionFile,omitempty"`
+	SessionID             string        `json:"sessionId"`
+	SessionName           string        `json:"sessionName,omitempty"`
+	AutoCompactionEnabled bool          `json:"autoCompactionEnabled"`
+	MessageCount          int           `json:"messageCount"`
+	QueuedMessageCount    int           `json:"queuedMessageCount"`
+	TodoPhases            []TodoPhase   `json:"todoPhases"`
+	SystemPrompt          string        `json:"systemPrompt"`
+	DumpTools             []ToolDump    `json:"dumpTools"`
+}
+
+// TodoPhase is a named group of todo tasks.
+type TodoPhase struct {
+	ID    string     `json:"id,omitempty"`
+	Name  string     `json:"name,omitempty"`
+	Tasks []TodoItem `json:"tasks"`
+}
+
+// TodoItem is one todo task.
+type TodoItem struct {
+	ID      string `json:"id,omitempty"`
+	Content string `json:"content,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Notes   string `json:"notes,omitempty"`
+}
+
+// ToolDump describes an active tool in get_state.dumpTools.
+type ToolDump struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Queue and interrupt modes.
+const (
+	ModeAll        = "all"
+	ModeOneAtATime = "one-at-a-time"
+	ModeImmediate  = "immediate"
+	ModeWait       = "wait"
+)

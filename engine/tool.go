@@ -1,0 +1,39 @@
+package engine
+
+import "context"
+
+// Concurrency says how a tool call may overlap with others of the same turn.
+type Concurrency int
+
+// Shared tools run in parallel with each other; an exclusive tool runs alone.
+const (
+	Shared Concurrency = iota
+	Exclusive
+)
+
+// Tool is a model-callable tool.
+type Tool interface {
+	Name() string
+	Description() string
+	Schema() []byte // JSON Schema object for the arguments
+	Concurrency() Concurrency
+	// Run executes one call. A failure the model should see is a result with
+	// IsError set, not a Go error; a Go error means infrastructure failure
+	// or cancellation and is turned into an error result by the loop.
+	Run(ctx context.Context, call ToolCall, update func(ToolResult)) (ToolResult, error)
+}
+
+// ToolCall is one invocation of a tool by the model.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments []byte // JSON object
+}
+
+// ToolResult is what a tool returns.
+type ToolResult struct {
+	Content   []ContentBlock
+	Details   []byte // raw JSON object; nil encodes as {}
+	IsError   bool
+	IsWarning bool
+}

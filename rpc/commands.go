@@ -1,0 +1,243 @@
+package rpc
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// handler handles one command on the session actor.
+type handler func(s *Server, c *command)
+
+// handlers maps every command type of the protocol to its handler.
+var handlers map[string]handler
+
+func init() {
+	handlers = map[string]handler{
+		"prompt":                  (*Server).cmdPrompt,
+		"abort":                   (*Server).cmdAbort,
+		"abort_and_prompt":        (*Server).cmdAbortAndPrompt,
+		"steer":                   (*Server).cmdSteer,
+		"follow_up":               (*Server).cmdFollowUp,
+		"get_state":               (*Server).cmdGetState,
+		"get_messages":            (*Server).cmdGetMessages,
+		"get_last_assistant_text": (*Server).cmdLastAssistantText,
+		"set_session_name":        (*Server).cmdSetSessionName,
+		"set_steering_mode":       modeSetter((*engine.Session).SetSteeringMode),
+		"set_follow_up_mode":      modeSetter((*engine.Session).SetFollowUpMode),
+		"set_interrupt_mode":      modeSetter((*engine.Session).SetInterruptMode),
+		"extension_ui_response":   (*Server).ignore,
+		"host_tool_result":        (*Server).cmdHostToolFrame,
+		"host_tool_update":        (*Server).cmdHostToolFrame,
+	}
+	for _, name := range []string{
+		"new_session", "set_todos", "set_host_tools", "set_model", "cycle_model",
+		"get_available_models", "set_thinking_level", "cycle_thinking_level", "compact",
+		"set_auto_compaction", "set_auto_retry", "abort_retry", "bash", "abort_bash",
+		"get_session_stats", "export_html", "switch_session", "branch", "get_branch_messages",
+	} {
+		handlers[name] = (*Server).notYet
+	}
+}
+
+// decode unmarshals the command's fields into v.
+func decode(c *command, v any) error {
+	if err := json.Unmarshal(c.line, v); err != nil {
+		return fmt.Errorf("Invalid %s command: %s", c.typ, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+type imageContent struct {
+	Type     string `json:"type"`
+	Data     string `json:"data"`
+	MimeType string `json:"mimeType"`
+}
+
+type promptArgs struct {
+	Message           *string        `json:"message"`
+	Images            []imageContent `json:"images"`
+	StreamingBehavior string         `json:"streamingBehavior"`
+}
+
+func (a *promptArgs) check(c *command) error {
+	if a.Message == nil {
+		return fmt.Errorf("Invalid %s command: \"message\" must be a string", c.typ)
+	}
+	return nil
+}
+
+func images(in []imageContent) []engine.ContentBlock {
+	out := make([]engine.ContentBlock, 0, len(in))
+	for _, im := range in {
+		out = append(out, engine.ContentBlock{Type: engine.BlockImage, Data: im.Data, MimeType: im.MimeType})
+	}
+	return out
+}
+
+func (s *Server) parsePrompt(c *command) (*promptArgs, bool) {
+	var a promptArgs
+	err := decode(c, &a)
+	if err == nil {
+		err = a.check(c)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return nil, false
+	}
+	return &a, true
+}
+
+// cmdPrompt acknowledges at once; a failure to start comes as a second
+// response with the same id, always after the success frame.
+func (s *Server) cmdPrompt(c *command) {
+	a, ok := s.parsePrompt(c)
+	if !ok {
+		return
+	}
+	s.ok(c, nil)
+	if err := s.sess.Prompt(*a.Message, engine.PromptOptions{Images: images(a.Images), StreamingBehavior: a.StreamingBehavior}); err != nil {
+		s.fail(c, err)
+	}
+}
+
+// cmdAbort answers once the aborted run has emitted its closing events.
+func (s *Server) cmdAbort(c *command) {
+	s.sess.Abort(func() { s.ok(c, nil) })
+}
+
+func (s *Server) cmdAbortAndPrompt(c *command) {
+	a, ok := s.parsePrompt(c)
+	if !ok {
+		return
+	}
+	s.sess.Abort(func() {
+		s.ok(c, nil)
+		if err := s.sess.Prompt(*a.Message, engine.PromptOptions{Images: images(a.Images)}); err != nil {
+			s.fail(c, err)
+		}
+	})
+}
+
+func (s *Server) queueCmd(c *command, enqueue func(text string, images []engine.ContentBlock)) {
+	var a promptArgs
+	err := decode(c, &a)
+	if err == nil {
+		err = a.check(c)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	enqueue(*a.Message, images(a.Images))
+	s.ok(c, nil)
+}
+
+func (s *Server) cmdSteer(c *command)    { s.queueCmd(c, s.sess.Steer) }
+func (s *Server) cmdFollowUp(c *command) { s.queueCmd(c, s.sess.FollowUp) }
+
+func modeSetter(set func(*engine.Session, string) error) handler {
+	return func(s *Server, c *command) {
+		var a struct {
+			Mode *string `json:"mode"`
+		}
+		if err := decode(c, &a); err != nil {
+			s.fail(c, err)
+			return
+		}
+		mode := ""
+		if a.Mode != nil {
+			mode = *a.Mode
+		}
+		if err := set(s.sess, mode); err != nil {
+			s.fail(c, fmt.Errorf("Invalid mode %q for %s", mode, c.typ))
+			return
+		}
+		s.ok(c, nil)
+	}
+}
+
+func (s *Server) okJSON(c *command, v any) {
+	data, err := engine.MarshalJSON(v)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.ok(c, data)
+}
+
+func (s *Server) cmdGetState(c *command) { s.okJSON(c, s.sess.State()) }
+
+func (s *Server) cmdGetMessages(c *command) {
+	s.okJSON(c, struct {
+		Messages []engine.Message `json:"messages"`
+	}{s.sess.Messages()})
+}
+
+// cmdLastAssistantText answers {"text":...}, or {} when there is no text
+// (the key absent, as the original sends it).
+func (s *Server) cmdLastAssistantText(c *command) {
+	text, ok := s.sess.LastAssistantText()
+	if !ok {
+		s.ok(c, []byte("{}"))
+		return
+	}
+	s.okJSON(c, struct {
+		Text string `json:"text"`
+	}{text})
+}
+
+func (s *Server) cmdSetSessionName(c *command) {
+	var a struct {
+		Name *string `json:"name"`
+	}
+	if err := decode(c, &a); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if a.Name == nil {
+		s.fail(c, fmt.Errorf("Invalid set_session_name command: \"name\" must be a string"))
+		return
+	}
+	if err := s.sess.SetSessionName(strings.TrimSpace(*a.Name)); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.ok(c, nil)
+}
+
+// ignore swallows frames that never get a response (UI responses with no
+// pending dialog).
+func (s *Server) ignore(c *command) {}
+
+// cmdHostToolFrame ignores well-formed host tool frames (no call is pending
+// in this build); a malformed one falls through to "Unknown command", as in
+// the original.
+func (s *Server) cmdHostToolFrame(c *command) {
+	var a struct {
+		ID     *string `json:"id"`
+		Result *struct {
+			Content []json.RawMessage `json:"content"`
+		} `json:"result"`
+		PartialResult *struct {
+			Content []json.RawMessage `json:"content"`
+		} `json:"partialResult"`
+	}
+	if json.Unmarshal(c.line, &a) != nil || a.ID == nil {
+		s.unknown(c)
+		return
+	}
+	body := a.Result
+	if c.typ == "host_tool_update" {
+		body = a.PartialResult
+	}
+	if body == nil || body.Content == nil {
+		s.unknown(c)
+	}
+}
+
+func (s *Server) notYet(c *command) {
+	s.fail(c, fmt.Errorf("%s: %w in this build", c.typ, errNotYet))
+}

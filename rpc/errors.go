@@ -1,0 +1,28 @@
+package rpc
+
+import (
+	"errors"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// errNotYet marks a protocol command this build does not implement yet.
+var errNotYet = errors.New("not supported yet")
+
+// wireSentinels are the errors whose text is a fixed wire string.
+var wireSentinels = []error{
+	engine.ErrBusy,
+	engine.ErrEmptySessionName,
+	engine.ErrNoModel,
+}
+
+// wireError maps an error to the text a host sees: the one place that does.
+// Sentinels keep their canonical text even when wrapped with context.
+func wireError(err error) string {
+	for _, s := range wireSentinels {
+		if errors.Is(err, s) {
+			return s.Error()
+		}
+	}
+	return err.Error()
+}

@@ -1,0 +1,326 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// Update modes for message_update frames.
+const (
+	UpdatesFull  = "full"  // the original's frames: delta plus two partial snapshots
+	UpdatesDelta = "delta" // lean frames: the delta only
+)
+
+// Options configure a Server.
+type Options struct {
+	Version      string
+	MaxLineBytes int    // 0: DefaultMaxLineBytes
+	Updates      string // UpdatesFull (default) or UpdatesDelta
+	Log          io.Writer
+	// ShutdownGrace bounds how long a signal waits for the aborted run to
+	// wind down before exiting anyway.
+	ShutdownGrace time.Duration
+}
+
+// Server is the RPC front of one session: it frames stdin, dispatches
+// commands to the session actor and owns stdout through its writer.
+type Server struct {
+	opts Options
+	out  *writer
+	sess *engine.Session
+	lean bool
+
+	// eofOnce guards the one transition to "input closed".
+	eofOnce  sync.Once
+	finished chan struct{}
+	// bg counts background commands still running (for the EOF drain).
+	bg sync.WaitGroup
+}
+
+// NewServer returns a server writing frames to out. Attach a session before
+// Run; the server is the session's Sink.
+func NewServer(out io.Writer, opts Options) *Server {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = 5 * time.Second
+	}
+	s := &Server{opts: opts, finished: make(chan struct{}), lean: opts.Updates == UpdatesDelta}
+	s.out = newWriter(out, func(err error) { fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v\n", err) })
+	return s
+}
+
+// Attach sets the session the server drives.
+func (s *Server) Attach(sess *engine.Session) { s.sess = sess }
+
+// Event implements engine.Sink: it encodes the event on the actor goroutine
+// (so snapshots are taken at event time) and hands the bytes to the writer.
+func (s *Server) Event(ev engine.Event) {
+	if s.lean {
+		if u, ok := ev.(engine.MessageUpdate); ok {
+			u.Lean = true
+			ev = u
+		}
+	}
+	bp := s.out.buf()
+	*bp = append(ev.AppendJSON(*bp), '\n')
+	s.out.send(bp)
+}
+
+// Run writes the ready frame, starts the session actor and serves in until
+// EOF (then drains: the running work finishes, its events are written) or
+// until ctx is cancelled (then the run is aborted and the output flushed).
+// It returns nil after EOF and context.Cause(ctx) after a cancellation.
+func (s *Server) Run(ctx context.Context, in io.Reader) error {
+	ready, _ := engine.MarshalJSON(struct {
+		Type    string `json:"type"`
+		Version string `json:"version"`
+	}{"ready", s.opts.Version})
+	s.writeRaw(ready)
+	actorDone := make(chan struct{})
+	go func() { s.sess.Loop(); close(actorDone) }()
+	go s.readLoop(in)
+
+	var err error
+	select {
+	case <-s.finished:
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+		s.sess.Interrupt()
+		idle := make(chan struct{})
+		go s.sess.Post(func() { s.sess.Interrupt(); s.sess.WhenIdle(func() { close(idle) }) })
+		select {
+		case <-idle:
+		case <-time.After(s.opts.ShutdownGrace):
+			fmt.Fprintln(s.opts.Log, "xcsh: run did not stop in time; exiting")
+			s.out.close()
+			return err
+		}
+	}
+	s.sess.Stop()
+	<-actorDone
+	s.out.close()
+	return err
+}
+
+func (s *Server) writeRaw(frame []byte) {
+	bp := s.out.buf()
+	*bp = append(append(*bp, frame...), '\n')
+	s.out.send(bp)
+}
+
+// readLoop reads stdin concurrently with all work. Preemptive commands
+// (abort) act at once, before they queue behind anything; everything is then
+// handled on the actor in arrival order, so responses keep request order.
+func (s *Server) readLoop(in io.Reader) {
+	lr := NewLineReader(in, s.opts.MaxLineBytes)
+	for {
+		line, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err == ErrLineTooLong {
+			max := s.opts.MaxLineBytes
+			if max <= 0 {
+				max = DefaultMaxLineBytes
+			}
+			msg := fmt.Sprintf("line exceeds the %d-byte limit", max)
+			s.sess.Post(func() { s.parseError(msg) })
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(s.opts.Log, "xcsh: reading stdin: %v\n", err)
+			break
+		}
+		s.dispatch(bytes.Clone(line))
+	}
+	s.sess.Post(s.onEOF)
+}
+
+// onEOF starts the drain: pending work finishes, then Run returns. (actor)
+func (s *Server) onEOF() {
+	s.sess.WhenIdle(func() {
+		go func() {
+			s.bg.Wait()
+			// Background work posts its results; wait for the actor to be
+			// idle again after them.
+			s.sess.Post(func() {
+				s.sess.WhenIdle(func() { s.eofOnce.Do(func() { close(s.finished) }) })
+			})
+		}()
+	})
+}
+
+// dispatch classifies one line and queues its handling on the actor.
+func (s *Server) dispatch(line []byte) {
+	if !utf8.Valid(line) {
+		s.sess.Post(func() { s.parseError("invalid UTF-8 in input line") })
+		return
+	}
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		msg := "invalid JSON"
+		if err != nil {
+			msg = err.Error()
+		}
+		s.sess.Post(func() { s.parseError(msg) })
+		return
+	}
+	root := gjson.ParseBytes(line)
+	if !root.IsObject() {
+		kind := jsonKind(root)
+		s.sess.Post(func() { s.parseError("expected a JSON object, got " + kind) })
+		return
+	}
+	typ := root.Get("type")
+	cmd := &command{line: line, id: compactRawValue(root.Get("id")), typ: typ.String()}
+	if typ.Exists() {
+		cmd.typeRaw = compactRawValue(typ)
+		cmd.typeIsString = typ.Type == gjson.String
+	}
+	if cmd.typeIsString {
+		switch cmd.typ {
+		case "abort", "abort_and_prompt":
+			// Preempt: cancel now, answer in order.
+			s.sess.Interrupt()
+		}
+	}
+	s.sess.Post(func() { s.handle(cmd) })
+}
+
+func jsonKind(v gjson.Result) string {
+	switch v.Type {
+	case gjson.Null:
+		return "null"
+	case gjson.False, gjson.True:
+		return "boolean"
+	case gjson.Number:
+		return "number"
+	case gjson.String:
+		return "string"
+	}
+	if v.IsArray() {
+		return "array"
+	}
+	return "value"
+}
+
+func compactRawValue(v gjson.Result) []byte {
+	if !v.Exists() {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(v.Raw)); err != nil {
+		return []byte(v.Raw)
+	}
+	return buf.Bytes()
+}
+
+// command is one parsed input frame.
+type command struct {
+	line         []byte
+	id           []byte // raw JSON, nil when absent
+	typ          string
+	typeRaw      []byte // raw JSON of "type", nil when absent
+	typeIsString bool
+}
+
+// response encodes {"id"?,"type":"response","command"?,"success",...}.
+func (s *Server) response(id, commandRaw []byte, success bool, data []byte, errText string) {
+	bp := s.out.buf()
+	b := append(*bp, '{')
+	if id != nil {
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
+	}
+	b = append(b, `"type":"response"`...)
+	if commandRaw != nil {
+		b = append(b, `,"command":`...)
+		b = append(b, commandRaw...)
+	}
+	b = append(b, `,"success":`...)
+	b = strconv.AppendBool(b, success)
+	if success {
+		if data != nil {
+			b = append(b, `,"data":`...)
+			b = append(b, data...)
+		}
+	} else {
+		b = append(b, `,"error":`...)
+		b = engine.AppendJSONString(b, errText)
+	}
+	b = append(b, '}', '\n')
+	*bp = b
+	s.out.send(bp)
+}
+
+func quote(s string) []byte { return engine.AppendJSONString(nil, s) }
+
+// ok answers a command successfully; data nil means no data key.
+func (s *Server) ok(c *command, data []byte) { s.response(c.id, quote(c.typ), true, data, "") }
+
+// fail answers a known command's failure, correlated by its id.
+func (s *Server) fail(c *command, err error) {
+	s.response(c.id, quote(c.typ), false, nil, wireError(err))
+}
+
+// parseError is the uncorrelated failure frame for unusable input.
+func (s *Server) parseError(msg string) {
+	s.response(nil, quote("parse"), false, nil, "Failed to parse command: "+msg)
+}
+
+// handle runs a command on the actor. A panic in a handler becomes the
+// uncorrelated parse frame, as the reference describes for handler
+// exceptions, and the server keeps serving.
+func (s *Server) handle(c *command) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(s.opts.Log, "xcsh: internal error handling %q: %v\n", c.typ, r)
+			s.parseError(fmt.Sprint(r))
+		}
+	}()
+	if !c.typeIsString {
+		s.unknown(c)
+		return
+	}
+	h, ok := handlers[c.typ]
+	if !ok {
+		s.unknown(c)
+		return
+	}
+	h(s, c)
+}
+
+// unknown answers an unknown type without the id, as the reference
+// documents (hosts depend on it); a missing type also drops "command".
+func (s *Server) unknown(c *command) {
+	name := "undefined"
+	if c.typeRaw != nil {
+		if c.typeIsString {
+			name = c.typ
+		} else {
+			name = string(c.typeRaw)
+		}
+	}
+	s.response(nil, c.typeRaw, false, nil, "Unknown command: "+name)
+}
+
+// logf writes a diagnostic line to the log (stderr), never to stdout.
+func (s *Server) logf(format string, args ...any) {
+	fmt.Fprintf(s.opts.Log, format+"\n", args...)
+}
+
+var _ engine.Sink = (*Server)(nil)
