@@ -25,10 +25,19 @@ func (s *Session) startRun(prompts []Message) {
 	s.cancel = cancel
 	s.cancelMu.Unlock()
 	s.run = r
+	// The opening events are emitted here, on the actor, so they follow the
+	// prompt's acknowledgement directly and precede anything the host sends
+	// next: a piped transcript is deterministic up to the model call.
+	s.emit(AgentStart{})
+	s.emit(TurnStart{})
+	for _, p := range prompts {
+		s.emitMessage(r, p)
+	}
+	pending := dequeue(&s.steering, s.steeringMode)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.runLoop(ctx, r, prompts)
+		s.runLoop(ctx, r, pending)
 		cancel(nil)
 		s.Post(func() { s.finishRun(r) })
 	}()
@@ -64,16 +73,8 @@ func (s *Session) emitMessage(r *run, m Message) {
 
 // runLoop is the agent loop of agent-core.md §3.3. It runs on its own
 // goroutine; every state change and event goes through the actor.
-func (s *Session) runLoop(ctx context.Context, r *run, prompts []Message) {
-	var pending []Message
-	s.Call(func() {
-		s.emit(AgentStart{})
-		s.emit(TurnStart{})
-		for _, p := range prompts {
-			s.emitMessage(r, p)
-		}
-		pending = dequeue(&s.steering, s.steeringMode)
-	})
+// pending are steering messages that were queued before the run started.
+func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 	firstTurn := true
 	for {
 		more := true

@@ -42,7 +42,11 @@ func (lr *LineReader) Next() ([]byte, error) {
 		if lr.eof {
 			return nil, io.EOF
 		}
-		lr.buf = lr.buf[:0]
+		if cap(lr.buf) > 1<<20 {
+			lr.buf = nil // do not pin a huge line's buffer
+		} else {
+			lr.buf = lr.buf[:0]
+		}
 		tooLong := false
 		for {
 			chunk, err := lr.r.ReadSlice('\n')
