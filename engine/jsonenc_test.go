@@ -94,17 +94,17 @@ func TestPartialEncodingMatchesFinalMessage(t *testing.T) {
 func TestCompletePartialJSON(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
-		`{`:                   `{}`,
-		`{"a`:                 `{}`,
-		`{"a":`:               `{}`,
-		`{"a":"x`:             `{"a":"x"}`,
-		`{"a":"x\`:            `{"a":"x"}`,
-		`{"a":"\u00`:          `{"a":""}`,
-		`{"a":[1,2`:           `{"a":[1,2]}`,
-		`{"a":{"b":1},`:       `{"a":{"b":1}}`,
-		`{"a":1,"b":tr`:       `{"a":1}`,
-		`{"a":1}`:             `{"a":1}`,
-		`[`:                   ``,
+		`{`:             `{}`,
+		`{"a`:           `{}`,
+		`{"a":`:         `{}`,
+		`{"a":"x`:       `{"a":"x"}`,
+		`{"a":"x\`:      `{"a":"x"}`,
+		`{"a":"\u00`:    `{"a":""}`,
+		`{"a":[1,2`:     `{"a":[1,2]}`,
+		`{"a":{"b":1},`: `{"a":{"b":1}}`,
+		`{"a":1,"b":tr`: `{"a":1}`,
+		`{"a":1}`:       `{"a":1}`,
+		`[`:             ``,
 	}
 	for in, want := range cases {
 		got := string(completePartialJSON([]byte(in)))
