@@ -95,6 +95,18 @@ type ToolExecutionEnd struct {
 	NoWarning  bool
 }
 
+// SizeHint bounds the encoded length of the frame.
+func (e MessageUpdate) SizeHint() int {
+	n := 160 + len(e.Delta) + len(e.Content)
+	if e.ToolCall != nil {
+		n += len(e.ToolCall.Arguments) + len(e.ToolCall.Name) + len(e.ToolCall.ID) + 64
+	}
+	if !e.Lean && e.Partial != nil {
+		n += 2 * e.Partial.SizeHint()
+	}
+	return n
+}
+
 // EventType implementations.
 func (AgentStart) EventType() string          { return "agent_start" }
 func (AgentEnd) EventType() string            { return "agent_end" }

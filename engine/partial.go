@@ -118,6 +118,19 @@ func (p *Partial) AppendJSON(dst []byte) []byte {
 	return append(dst, p.tail...)
 }
 
+// SizeHint is an upper bound of the length AppendJSON adds, so an encoder
+// can size its buffer once instead of growing it by copies.
+func (p *Partial) SizeHint() int {
+	n := 64
+	for i := range p.blocks {
+		n += len(p.blocks[i].enc) + 3
+	}
+	if p.tail == nil {
+		p.tail = p.msg.appendTail(nil)
+	}
+	return n + len(p.tail)
+}
+
 // snapshot returns the message as it stands, as an independent value.
 func (p *Partial) snapshot() *AssistantMessage {
 	m := p.msg

@@ -67,13 +67,16 @@ func (s *Server) Attach(sess *engine.Session) { s.sess = sess }
 // Event implements engine.Sink: it encodes the event on the actor goroutine
 // (so snapshots are taken at event time) and hands the bytes to the writer.
 func (s *Server) Event(ev engine.Event) {
-	if s.lean {
-		if u, ok := ev.(engine.MessageUpdate); ok {
-			u.Lean = true
-			ev = u
+	bp := s.out.buf()
+	if u, ok := ev.(engine.MessageUpdate); ok {
+		u.Lean = s.lean
+		ev = u
+		// Size the buffer once: growing a 100 KB frame by doubling costs more
+		// copying than encoding it.
+		if need := u.SizeHint() + 1; cap(*bp) < need {
+			*bp = make([]byte, 0, need+need/4)
 		}
 	}
-	bp := s.out.buf()
 	*bp = append(ev.AppendJSON(*bp), '\n')
 	s.out.send(bp)
 }

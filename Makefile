@@ -1,0 +1,32 @@
+# xcsh-go developer targets. `make test` is the README's test command.
+GO ?= go
+BIN ?= bin/xcsh
+
+.PHONY: build test race check golden bench fuzz demo
+
+build:
+	$(GO) build -o $(BIN) ./cmd/xcsh
+
+test:
+	$(GO) test ./...
+
+race:
+	$(GO) test -race ./...
+
+check:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Refresh goldens and in-script cmp targets; review the diff like code.
+golden:
+	GOLDIE_UPDATE=1 UPDATE_SCRIPTS=1 $(GO) test ./rpc/ ./cmd/xcsh/ -run 'TestServerGolden|TestScripts' -count=1
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/ ./rpc/
+
+fuzz:
+	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s
+
+# The README's main job: the binary in RPC mode on the fake demo model.
+demo:
+	printf '%s\n' '{"id":"p1","type":"prompt","message":"Hello, agent"}' | $(GO) run ./cmd/xcsh --mode rpc --provider fake --no-session

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package main
+
+import "os"
+
+// growPipe is a no-op where pipe sizes cannot be set.
+func growPipe(*os.File) {}

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/fakeprovider"
+	"github.com/xcsh-go/xcsh/rpc"
+)
+
+// version is the semver sent in the ready frame.
+const version = "0.1.0"
+
+// exitError carries a process exit code through cobra.
+type exitError struct {
+	code int
+	msg  string // printed to stderr as is; empty prints nothing
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func run() int {
+	growPipe(os.Stdout)
+	cmd := newRootCmd(os.Stdin, os.Stdout, os.Stderr)
+	err := cmd.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(os.Stderr, ee.msg)
+		}
+		return ee.code
+	}
+	// cobra flag and usage errors.
+	fmt.Fprintln(os.Stderr, "Error:", err)
+	return 2
+}
+
+// options are the CLI flags; every flag of the original's table parses.
+type options struct {
+	mode, provider, model, models, thinking, apiKey string
+	noSession                                       bool
+	sessionDir                                      string
+	cont                                            bool
+	resume, session                                 string
+	tools                                           string
+	noTools                                         bool
+	systemPrompt, appendSystemPrompt                string
+	rpcUpdates                                      string
+	maxLineBytes                                    int
+	// Accepted for compatibility; no meaning in this build (docs/compat.md).
+	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
+	providerSessionID                                                        string
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:           "xcsh --mode rpc [flags]",
+		Short:         "xcsh is a headless coding agent driven over a JSONL RPC protocol",
+		Version:       version,
+		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRoot(cmd.Context(), o, args, stdin, stdout, stderr)
+		},
+	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	f := cmd.Flags()
+	f.StringVar(&o.mode, "mode", "", "output mode: rpc")
+	f.StringVar(&o.provider, "provider", "", "model provider (fake)")
+	f.StringVar(&o.model, "model", "", "model id, provider/id, or for the fake provider a script path")
+	f.StringVar(&o.models, "models", "", "comma-separated models for cycle_model")
+	f.StringVar(&o.thinking, "thinking", "", "thinking level: minimal, low, medium, high, xhigh")
+	f.StringVar(&o.apiKey, "api-key", "", "API key for the selected model's provider (not persisted)")
+	f.BoolVar(&o.noSession, "no-session", false, "keep the session in memory only")
+	f.StringVar(&o.sessionDir, "session-dir", "", "directory for session files")
+	f.BoolVarP(&o.cont, "continue", "c", false, "continue the most recent session")
+	f.StringVarP(&o.resume, "resume", "r", "", "resume a session by path or id prefix")
+	f.StringVar(&o.session, "session", "", "alias of --resume")
+	f.StringVar(&o.tools, "tools", "", "comma-separated built-in tools to enable")
+	f.BoolVar(&o.noTools, "no-tools", false, "disable all built-in tools")
+	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt text or file")
+	f.StringVar(&o.appendSystemPrompt, "append-system-prompt", "", "text or file appended to the system prompt")
+	f.StringVar(&o.rpcUpdates, "rpc-updates", rpc.UpdatesFull, "message_update frames: full (with partial snapshots) or delta")
+	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
+	for _, nf := range []struct {
+		p    *bool
+		name string
+	}{
+		{&o.noTitle, "no-title"}, {&o.noSkills, "no-skills"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
+		{&o.noMCP, "no-mcp"}, {&o.noPTY, "no-pty"}, {&o.noExtensions, "no-extensions"}, {&o.allowHome, "allow-home"},
+	} {
+		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
+	}
+	f.StringVar(&o.providerSessionID, "provider-session-id", "", "accepted for compatibility; no effect")
+	return cmd
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	switch o.mode {
+	case "rpc":
+	case "":
+		return &exitError{2, "Error: interactive mode is not available in this build; use --mode rpc"}
+	default:
+		return &exitError{2, fmt.Sprintf("Error: unknown mode %q (supported: rpc)", o.mode)}
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "@") {
+			return &exitError{1, "Error: @file arguments are not supported in RPC mode"}
+		}
+	}
+	if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
+		return &exitError{2, fmt.Sprintf("Error: invalid --rpc-updates %q (expected full or delta)", o.rpcUpdates)}
+	}
+	if o.maxLineBytes <= 0 {
+		return &exitError{2, "Error: --rpc-max-line-bytes must be positive"}
+	}
+
+	var clock engine.Clock = engine.SystemClock{}
+	var ids engine.IDSource
+	if truthy(os.Getenv("XCSH_DETERMINISTIC")) {
+		clock = engine.DeterministicEpoch
+		ids = &engine.SequentialIDs{}
+	} else {
+		ids = &engine.RandomIDs{Clock: clock}
+	}
+
+	provider, model, err := resolveModel(o, stderr)
+	if err != nil {
+		return err
+	}
+
+	thinking := engine.ThinkingXHigh // the original's default, clamped to the model
+	if o.thinking != "" {
+		if l, ok := engine.ParseEffort(o.thinking); ok {
+			thinking = l
+		} else {
+			fmt.Fprintf(stderr, "Warning: invalid --thinking %q (expected minimal, low, medium, high or xhigh); ignored\n", o.thinking)
+		}
+	}
+
+	cwd, err := os.Getwd()
+	if err != nil {
+		return &exitError{1, "Error: " + err.Error()}
+	}
+	sessionID := ids.NewID("session")
+	sessionFile := ""
+	if !o.noSession {
+		sessionFile = sessionPath(o.sessionDir, cwd, clock.NowMillis(), sessionID)
+	}
+	var tools []engine.Tool
+	sysPrompt := engine.BuildSystemPrompt(engine.SystemPromptOptions{
+		Tools: tools, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
+		Custom: textOrFile(o.systemPrompt), Append: textOrFile(o.appendSystemPrompt),
+	})
+
+	srv := rpc.NewServer(stdout, rpc.Options{
+		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
+	})
+	sess := engine.New(engine.Config{
+		Provider: provider, Model: model, ThinkingLevel: thinking, Tools: tools,
+		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv,
+		SessionID: sessionID, SessionFile: sessionFile,
+	})
+	srv.Attach(sess)
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case sig := <-sigs:
+			cancel(signalError{sig.(syscall.Signal)})
+		case <-ctx.Done():
+		}
+	}()
+
+	err = srv.Run(ctx, stdin)
+	var se signalError
+	if errors.As(err, &se) {
+		return &exitError{128 + int(se.sig), ""}
+	}
+	return err
+}
+
+type signalError struct{ sig syscall.Signal }
+
+func (e signalError) Error() string { return "received " + e.sig.String() }
+
+// resolveModel picks the provider and model from --provider and --model.
+func resolveModel(o *options, stderr io.Writer) (engine.Provider, *engine.Model, error) {
+	provider, model := o.provider, o.model
+	if provider == "" && strings.Contains(model, "/") {
+		provider, model, _ = strings.Cut(model, "/")
+	} else if provider != "" && strings.HasPrefix(model, provider+"/") {
+		model = strings.TrimPrefix(model, provider+"/")
+	}
+	switch provider {
+	case "fake":
+		var p *fakeprovider.Provider
+		if model == "" || model == "demo" {
+			p = fakeprovider.Demo()
+		} else {
+			script, err := fakeprovider.Load(model)
+			if err != nil {
+				return nil, nil, &exitError{1, "Error: " + err.Error()}
+			}
+			p = fakeprovider.New(script)
+		}
+		p.Log = stderr
+		m := p.Model()
+		return p, &m, nil
+	case "":
+		if model != "" {
+			return nil, nil, &exitError{1, fmt.Sprintf("Model %q not found. Use --list-models to see available providers/models.", model)}
+		}
+		return nil, nil, &exitError{1, "No models available.\n\nUse --provider fake for the built-in demo model, or configure a provider (see docs/providers.md)."}
+	default:
+		return nil, nil, &exitError{1, fmt.Sprintf("Unknown provider %q. Use --list-models to see available providers/models.", provider)}
+	}
+}
+
+// agentDir is where sessions and configuration live.
+func agentDir() string {
+	if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".xcsh", "agent")
+}
+
+// sessionPath names the session file as the original does:
+// <dir>/<ISO time with ':' and '.' as '-'>_<id>.jsonl, where dir is
+// --session-dir, $XCSH_SESSION_DIR, or <agentDir>/sessions/<encoded cwd>.
+func sessionPath(dir, cwd string, nowMs int64, id string) string {
+	if dir == "" {
+		dir = os.Getenv("XCSH_SESSION_DIR")
+	}
+	if dir == "" {
+		dir = filepath.Join(agentDir(), "sessions", encodeCwd(cwd))
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	ts := time.UnixMilli(nowMs).UTC().Format("2006-01-02T15:04:05.000Z")
+	ts = strings.NewReplacer(":", "-", ".", "-").Replace(ts)
+	return filepath.Join(dir, ts+"_"+id+".jsonl")
+}
+
+// encodeCwd maps a working directory to its sessions sub-directory name.
+func encodeCwd(cwd string) string {
+	sep := strings.NewReplacer("/", "-", "\\", "-", ":", "-")
+	home, _ := os.UserHomeDir()
+	if home != "" {
+		if rel, err := filepath.Rel(home, cwd); err == nil && !strings.HasPrefix(rel, "..") {
+			if rel == "." {
+				return "-"
+			}
+			return "-" + sep.Replace(rel)
+		}
+	}
+	tmp := os.TempDir()
+	if rel, err := filepath.Rel(tmp, cwd); err == nil && !strings.HasPrefix(rel, "..") {
+		if rel == "." {
+			return "-tmp"
+		}
+		return "-tmp-" + sep.Replace(rel)
+	}
+	return "--" + sep.Replace(strings.TrimPrefix(cwd, "/")) + "--"
+}
+
+// textOrFile returns the content of the file v names, else v itself.
+func textOrFile(v string) string {
+	if v == "" {
+		return ""
+	}
+	if b, err := os.ReadFile(v); err == nil {
+		return string(b)
+	}
+	return v
+}
