@@ -217,7 +217,10 @@ func (e signalError) Error() string { return "received " + e.sig.String() }
 // resolveModel picks the provider and model from --provider and --model.
 func resolveModel(o *options, stderr io.Writer) (engine.Provider, *engine.Model, error) {
 	provider, model := o.provider, o.model
-	if provider == "" && strings.Contains(model, "/") {
+	if provider == "" && strings.HasSuffix(model, ".json") && !strings.HasPrefix(model, "fake/") {
+		// A script path alone selects the fake provider.
+		provider = "fake"
+	} else if provider == "" && strings.Contains(model, "/") {
 		provider, model, _ = strings.Cut(model, "/")
 	} else if provider != "" && strings.HasPrefix(model, provider+"/") {
 		model = strings.TrimPrefix(model, provider+"/")
