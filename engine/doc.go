@@ -1,0 +1,33 @@
+// Package engine is the agent core of xcsh: messages, the event stream, the
+// agent loop, queues and session state. It imports only the standard
+// library; providers, tools and the RPC front depend on it, never the
+// reverse.
+//
+// # Concurrency model
+//
+// A Session's state is owned by one actor goroutine (Session.Loop). Other
+// goroutines post functions to its inbox (Post, Call); the RPC dispatcher
+// runs each command that way, so commands see a consistent state and are
+// answered in arrival order. A run (one prompt's agent loop) runs on its
+// own goroutine and drives the provider and tools, but every state change
+// and every event goes through the actor: there is exactly one ordering of
+// events and responses, and it is the order in which the Sink sees them.
+//
+// Abort is a context cancellation. Session.Interrupt cancels the running
+// run directly, ahead of the inbox; the run then winds down through the
+// actor as usual, emitting its closing events (message_end with
+// stopReason "aborted", turn_end, agent_end).
+//
+// # Streaming and encoding
+//
+// The assistant message being streamed is a Partial, which keeps the JSON
+// encoding of its content blocks cached: each delta is escaped once and
+// appended, so a message_update frame with the whole partial message costs
+// a copy, not a re-marshal. Every message type encodes itself with the key
+// order of the original agent.
+//
+// # Determinism
+//
+// The clock and id source are injected (Config.Clock, Config.IDs). With
+// FixedClock and SequentialIDs a transcript is byte-deterministic.
+package engine
