@@ -1,0 +1,32 @@
+package engine
+
+import "context"
+
+// Validator checks a tool call's arguments against the tool's JSON schema.
+// It returns one line per problem, formatted "<path>: <message>" (nil when
+// the arguments are valid). A schema that cannot be compiled is a problem
+// too. Implementations must be safe for concurrent use.
+type Validator interface {
+	Validate(schema, args []byte) []string
+}
+
+// Shell runs a user shell command for the RPC bash command: combined
+// stdout and stderr, the last 50 KB kept, the whole process group killed
+// when ctx is cancelled or the timeout passes. It returns an error only for
+// infrastructure failures (the shell could not start).
+type Shell interface {
+	Exec(ctx context.Context, command string) (BashResult, error)
+}
+
+// BashResult is the data of the RPC bash command, in wire key order.
+// ExitCode is nil when the command was cancelled or timed out.
+type BashResult struct {
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	Cancelled   bool   `json:"cancelled"`
+	Output      string `json:"output"`
+	Truncated   bool   `json:"truncated"`
+	TotalLines  int    `json:"totalLines"`
+	TotalBytes  int    `json:"totalBytes"`
+	OutputLines int    `json:"outputLines"`
+	OutputBytes int    `json:"outputBytes"`
+}

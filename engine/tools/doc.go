@@ -1,0 +1,5 @@
+// Package tools holds xcsh's built-in model-facing tools (read, write,
+// edit, bash, grep, find), one per file. Each implements engine.Tool; a
+// failure the model should see is a result with IsError set, never a Go
+// error. Limits, notices and error texts follow agent-core.md §4.
+package tools

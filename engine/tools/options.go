@@ -1,0 +1,23 @@
+package tools
+
+import "time"
+
+// Options are shared by the built-in tools.
+type Options struct {
+	// Cwd is the session's working directory; relative paths resolve
+	// against it.
+	Cwd string
+	// Now gives the wall time for relative file ages ("5m ago"); nil means
+	// time.Now.
+	Now func() time.Time
+	// StreamInterval throttles bash's streamed tool_execution_update frames;
+	// 0 disables them (deterministic transcripts).
+	StreamInterval time.Duration
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
