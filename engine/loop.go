@@ -25,6 +25,10 @@ func (s *Session) startRun(prompts []Message) {
 	s.cancel = cancel
 	s.cancelMu.Unlock()
 	s.run = r
+	// Bash executions recorded during the previous run join the context
+	// before the new prompt, as the original flushes them.
+	s.messages = append(s.messages, s.deferredBash...)
+	s.deferredBash = nil
 	// The opening events are emitted here, on the actor, so they follow the
 	// prompt's acknowledgement directly and precede anything the host sends
 	// next: a piped transcript is deterministic up to the model call.

@@ -13,6 +13,8 @@ type Config struct {
 	Model         *Model // nil: no model selected (prompts fail with ErrNoModel)
 	ThinkingLevel ThinkingLevel
 	Tools         []Tool
+	Validator     Validator // nil: arguments are not validated
+	Shell         Shell     // nil: the RPC bash command is unavailable
 	SystemPrompt  string
 	Clock         Clock
 	IDs           IDSource
@@ -39,6 +41,11 @@ type Session struct {
 	cancelMu sync.Mutex
 	cancel   context.CancelCauseFunc
 
+	// bashMu guards bashCancels, the running RPC bash commands, which
+	// AbortBash cancels from the reader goroutine.
+	bashMu      sync.Mutex
+	bashCancels map[*context.CancelFunc]context.CancelFunc
+
 	// Actor-owned state.
 	model         *Model
 	thinking      ThinkingLevel
@@ -53,6 +60,7 @@ type Session struct {
 	sessionName   string
 	todos         []TodoPhase
 	idleWaiters   []func()
+	deferredBash  []Message // bash executions recorded while a run was active
 }
 
 type queued struct {
@@ -81,6 +89,7 @@ func New(cfg Config) *Session {
 		steeringMode:  ModeOneAtATime,
 		followUpMode:  ModeOneAtATime,
 		interruptMode: ModeWait,
+		bashCancels:   map[*context.CancelFunc]context.CancelFunc{},
 	}
 	if cfg.Model != nil {
 		s.thinking = ClampThinking(*cfg.Model, cfg.ThinkingLevel)

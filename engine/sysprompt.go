@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -14,6 +16,57 @@ type SystemPromptOptions struct {
 	Now    int64  // Unix ms; the date line uses it
 	Custom string // replaces the built-in base text when non-empty
 	Append string // appended after everything else
+	// Context are project and user instruction files, in the order they
+	// are shown (see LoadContextFiles).
+	Context []ContextFile
+}
+
+// ContextFile is an instruction file included in the system prompt.
+type ContextFile struct {
+	Path    string
+	Content string
+}
+
+// contextNames are the instruction files looked for in each directory,
+// in order.
+var contextNames = []string{"AGENTS.md", "CLAUDE.md"}
+
+// LoadContextFiles finds the user-level AGENTS.md/CLAUDE.md under agentDir,
+// then the project ones from the repository root (the nearest directory
+// with .git, else the filesystem root) down to cwd, so the most specific
+// instructions come last. Unreadable files are skipped.
+func LoadContextFiles(cwd, agentDir string) []ContextFile {
+	var out []ContextFile
+	add := func(dir string) {
+		for _, name := range contextNames {
+			p := filepath.Join(dir, name)
+			b, err := os.ReadFile(p)
+			if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+				continue
+			}
+			out = append(out, ContextFile{Path: p, Content: string(b)})
+		}
+	}
+	if agentDir != "" {
+		add(agentDir)
+	}
+	var dirs []string
+	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			break
+		}
+		if parent := filepath.Dir(d); parent == d {
+			// No repository: only the working directory itself counts, so
+			// files in unrelated parents (a home directory) do not leak in.
+			dirs = dirs[:1]
+			break
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		add(dirs[i])
+	}
+	return out
 }
 
 // BuildSystemPrompt returns the effective system prompt: a concise base
@@ -32,6 +85,12 @@ func BuildSystemPrompt(o SystemPromptOptions) string {
 			}
 		} else {
 			b.WriteString("\nNo tools are available in this session.\n")
+		}
+	}
+	if len(o.Context) > 0 {
+		b.WriteString("\n# Project context\n")
+		for _, c := range o.Context {
+			fmt.Fprintf(&b, "\n## %s\n\n%s\n", c.Path, strings.TrimRight(c.Content, "\n"))
 		}
 	}
 	date := time.UnixMilli(o.Now).UTC().Format("2006-01-02")

@@ -1,20 +1,96 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 )
 
-// executeTools runs the tool calls of one assistant message and returns
-// their results in completion order, plus steering messages that
-// interrupted the round (nil when none).
+// SkippedMessage is the result text of a tool call skipped because a
+// steering message interrupted the round (interrupt mode "immediate").
+const SkippedMessage = "Skipped due to queued user message."
+
+// round is the actor-side state of one batch of tool calls.
+type round struct {
+	interrupted bool
+	steer       []Message
+	cancel      context.CancelFunc
+	finished    map[string]bool      // call ids with an emitted result
+	results     []*ToolResultMessage // in emission (completion) order
+}
+
+// executeTools runs the tool calls of one assistant message (§3.4): a
+// shared call starts once the last exclusive call has finished, so
+// consecutive shared calls run in parallel; an exclusive call waits for
+// everything before it and runs alone. Results are returned in completion
+// order, with the steering messages that interrupted the round (nil when
+// none did).
 func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock) ([]*ToolResultMessage, []Message) {
-	results := make([]*ToolResultMessage, 0, len(calls))
-	for _, call := range calls {
-		tr := s.runTool(ctx, r, call)
-		results = append(results, tr)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rd := &round{cancel: cancel, finished: map[string]bool{}}
+	closed := make(chan struct{})
+	close(closed)
+	lastExclusive := closed
+	var shared []chan struct{}
+	var all sync.WaitGroup
+	waitAll := func(chs []chan struct{}) {
+		for _, ch := range chs {
+			<-ch
+		}
 	}
-	return results, nil
+	for _, call := range calls {
+		tool := s.findTool(call.Name)
+		exclusive := tool != nil && tool.Concurrency() == Exclusive
+		<-lastExclusive
+		if exclusive {
+			waitAll(shared)
+			shared = nil
+		}
+		var skip bool
+		s.Call(func() { skip = rd.interrupted })
+		if skip {
+			break // the rest are reported skipped below
+		}
+		done := make(chan struct{})
+		all.Add(1)
+		go func() {
+			defer all.Done()
+			defer close(done)
+			s.runTool(rctx, r, rd, call, tool)
+		}()
+		if exclusive {
+			lastExclusive = done
+		} else {
+			shared = append(shared, done)
+		}
+	}
+	all.Wait()
+	// Calls that never got a result (not started after an interrupt) are
+	// reported skipped, with a synthetic start.
+	var results []*ToolResultMessage
+	var steer []Message
+	s.Call(func() {
+		for _, call := range calls {
+			if rd.finished[call.ID] {
+				continue
+			}
+			s.emit(ToolExecutionStart{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, Intent: call.Intent})
+			s.finishTool(r, rd, call, skippedResult())
+		}
+		results = rd.results
+		if rd.interrupted {
+			steer = rd.steer
+		}
+	})
+	return results, steer
+}
+
+func skippedResult() ToolResult {
+	return ToolResult{Content: []ContentBlock{TextBlock(SkippedMessage)}, Details: []byte("{}"), IsError: true}
 }
 
 func (s *Session) findTool(name string) Tool {
@@ -26,41 +102,93 @@ func (s *Session) findTool(name string) Tool {
 	return nil
 }
 
-// runTool executes one call with its full event sequence.
-func (s *Session) runTool(ctx context.Context, r *run, call ContentBlock) *ToolResultMessage {
+// runTool executes one call with its event sequence and returns its result
+// message.
+func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBlock, tool Tool) {
 	s.Call(func() {
 		s.emit(ToolExecutionStart{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, Intent: call.Intent})
 	})
-	var res ToolResult
-	tool := s.findTool(call.Name)
-	if tool == nil {
-		res = errorResult(fmt.Sprintf("Tool %s not found", call.Name))
-	} else {
-		update := func(partial ToolResult) {
-			s.Post(func() {
-				s.emit(ToolExecutionUpdate{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, PartialResult: resultJSON(partial)})
-			})
+	res := s.invoke(ctx, call, tool)
+	s.Call(func() {
+		if rd.interrupted {
+			// A steering message arrived while this call ran: its result is
+			// replaced, as the original does.
+			res = skippedResult()
 		}
-		out, err := tool.Run(ctx, ToolCall{ID: call.ID, Name: call.Name, Arguments: call.Arguments}, update)
-		if err != nil {
-			res = errorResult(err.Error())
-		} else {
-			res = out
+		s.finishTool(r, rd, call, res)
+		if !rd.interrupted && s.interruptMode == ModeImmediate && len(s.steering) > 0 {
+			rd.interrupted = true
+			rd.steer = dequeue(&s.steering, s.steeringMode)
+			rd.cancel()
+		}
+	})
+}
+
+// invoke validates the arguments and runs the tool.
+func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool) ToolResult {
+	if tool == nil {
+		return errorResult(fmt.Sprintf("Tool %s not found", call.Name))
+	}
+	args := call.Arguments
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if s.cfg.Validator != nil {
+		if issues := s.cfg.Validator.Validate(tool.Schema(), args); len(issues) > 0 {
+			return errorResult(validationText(call.Name, issues, args))
 		}
 	}
-	var tr *ToolResultMessage
-	s.Call(func() {
-		s.emit(ToolExecutionEnd{ToolCallID: call.ID, ToolName: call.Name, Result: resultJSON(res), IsError: res.IsError, IsWarning: res.IsWarning})
-		tr = &ToolResultMessage{
-			ToolCallID: call.ID, ToolName: call.Name, Content: res.Content,
-			Details: orEmptyObject(res.Details), IsError: res.IsError, Timestamp: s.now(),
+	if ctx.Err() != nil {
+		return errorResult("Operation aborted")
+	}
+	update := func(partial ToolResult) {
+		s.Post(func() {
+			s.emit(ToolExecutionUpdate{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, PartialResult: resultJSON(partial)})
+		})
+	}
+	out, err := tool.Run(ctx, ToolCall{ID: call.ID, Name: call.Name, Arguments: args}, update)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errorResult("Operation aborted")
 		}
-		if res.IsWarning {
-			w := true
-			tr.IsWarning = &w
-		}
-		s.emitMessage(r, tr)
-	})
+		return errorResult(err.Error())
+	}
+	return out
+}
+
+// validationText is the original's validation failure text.
+func validationText(name string, issues []string, args []byte) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Validation failed for tool %q:\n", name)
+	for _, is := range issues {
+		b.WriteString("  - ")
+		b.WriteString(is)
+		b.WriteByte('\n')
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, args, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(args)
+	}
+	b.WriteString("\nReceived arguments:\n")
+	b.Write(pretty.Bytes())
+	return b.String()
+}
+
+// finishTool emits a call's end and result message and records it. (actor)
+func (s *Session) finishTool(r *run, rd *round, call ContentBlock, res ToolResult) *ToolResultMessage {
+	rd.finished[call.ID] = true
+	s.emit(ToolExecutionEnd{ToolCallID: call.ID, ToolName: call.Name, Result: resultJSON(res), IsError: res.IsError, IsWarning: res.IsWarning})
+	tr := &ToolResultMessage{
+		ToolCallID: call.ID, ToolName: call.Name, Content: res.Content,
+		Details: orEmptyObject(res.Details), IsError: res.IsError, Timestamp: s.now(),
+	}
+	if res.IsWarning {
+		w := true
+		tr.IsWarning = &w
+	}
+	s.emitMessage(r, tr)
+	rd.results = append(rd.results, tr)
 	return tr
 }
 

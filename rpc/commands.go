@@ -31,11 +31,13 @@ func init() {
 		"extension_ui_response":   (*Server).ignore,
 		"host_tool_result":        (*Server).cmdHostToolFrame,
 		"host_tool_update":        (*Server).cmdHostToolFrame,
+		"bash":                    (*Server).cmdBash,
+		"abort_bash":              (*Server).cmdAbortBash,
 	}
 	for _, name := range []string{
 		"new_session", "set_todos", "set_host_tools", "set_model", "cycle_model",
 		"get_available_models", "set_thinking_level", "cycle_thinking_level", "compact",
-		"set_auto_compaction", "set_auto_retry", "abort_retry", "bash", "abort_bash",
+		"set_auto_compaction", "set_auto_retry", "abort_retry",
 		"get_session_stats", "export_html", "switch_session", "branch", "get_branch_messages",
 	} {
 		handlers[name] = (*Server).notYet
@@ -240,4 +242,37 @@ func (s *Server) cmdHostToolFrame(c *command) {
 
 func (s *Server) notYet(c *command) {
 	s.fail(c, fmt.Errorf("%s: %w in this build", c.typ, errNotYet))
+}
+
+// cmdBash runs the command in the background; its response comes when it
+// ends, so commands sent meanwhile (abort_bash, get_state) are answered
+// first.
+func (s *Server) cmdBash(c *command) {
+	var a struct {
+		Command *string `json:"command"`
+	}
+	if err := decode(c, &a); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if a.Command == nil {
+		s.fail(c, fmt.Errorf("Invalid bash command: \"command\" must be a string"))
+		return
+	}
+	s.bg.Add(1)
+	s.sess.ExecuteBash(*a.Command, func(res engine.BashResult, err error) {
+		defer s.bg.Done()
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.okJSON(c, res)
+	})
+}
+
+// cmdAbortBash answers at once; the cancellation itself happened when the
+// line was read (see dispatch).
+func (s *Server) cmdAbortBash(c *command) {
+	s.sess.AbortBash()
+	s.ok(c, nil)
 }

@@ -198,6 +198,8 @@ func (s *Server) dispatch(line []byte) {
 		case "abort", "abort_and_prompt":
 			// Preempt: cancel now, answer in order.
 			s.sess.Interrupt()
+		case "abort_bash":
+			s.sess.AbortBash()
 		}
 	}
 	s.sess.Post(func() { s.handle(cmd) })
