@@ -65,7 +65,9 @@ func callsThenText(calls ...[2]string) funcProvider {
 
 type rejectAll struct{}
 
-func (rejectAll) Validate(schema, args []byte) []string { return []string{"root: missing property \"path\""} }
+func (rejectAll) Validate(schema, args []byte) []string {
+	return []string{"root: missing property \"path\""}
+}
 
 func newToolSession(t *testing.T, p Provider, sink Sink, v Validator, tools ...Tool) *Session {
 	t.Helper()
