@@ -2,16 +2,20 @@ module github.com/xcsh-go/xcsh
 
 go 1.26
 
-require github.com/tidwall/gjson v1.20.4
+require (
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/sebdah/goldie/v2 v2.8.0
+	github.com/spf13/cobra v1.10.2
+	github.com/tidwall/gjson v1.20.4
+)
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/sebdah/goldie/v2 v2.8.0 // indirect
 	github.com/sergi/go-diff v1.0.0 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.3.0 // indirect
+	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
 )

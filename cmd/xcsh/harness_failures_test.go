@@ -1,0 +1,271 @@
+package main
+
+// Tests of how the harness fails: a script that should fail is run under
+// testscript.RunT with a T that records instead of failing, and the test
+// checks that the failure says what a reader needs (frames seen, stderr,
+// the golden diff, how to create a golden).
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// recordT is a testscript.T that records failures and logs. It embeds the
+// outer test only so that it is a testing.TB, as the golden command needs;
+// every method testscript and goldenTB call is overridden, so the outer
+// test never fails through it.
+type recordT struct {
+	testing.TB
+	mu     sync.Mutex // guards log and failed
+	log    strings.Builder
+	failed bool
+}
+
+func (r *recordT) Log(args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintln(&r.log, args...)
+}
+
+func (r *recordT) FailNow() {
+	r.mu.Lock()
+	r.failed = true
+	r.mu.Unlock()
+	runtime.Goexit() // as testing.T does: testscript relies on FailNow not returning
+}
+
+func (r *recordT) Fatal(args ...any) {
+	r.Log(args...)
+	r.FailNow()
+}
+
+func (r *recordT) Skip(args ...any) {
+	r.Log(append([]any{"SKIP:"}, args...)...)
+	runtime.Goexit()
+}
+
+func (r *recordT) Parallel()     {}
+func (r *recordT) Verbose() bool { return false }
+
+// Run runs f on its own goroutine, so FailNow's Goexit ends only f.
+func (r *recordT) Run(_ string, f func(testscript.T)) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+}
+
+func (r *recordT) result() (bool, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed, r.log.String()
+}
+
+// runRecorded runs the scripts (name -> txtar text) in order against
+// goldenDir and returns whether any failed and the combined log.
+func runRecorded(t *testing.T, goldenDir string, scripts ...[2]string) (bool, string) {
+	t.Helper()
+	dir := t.TempDir()
+	var files []string
+	for _, s := range scripts {
+		f := filepath.Join(dir, s[0]+".txtar")
+		if err := os.WriteFile(f, []byte(s[1]), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	p := harnessParams("", goldenDir)
+	p.Files = files
+	p.WorkdirRoot = t.TempDir()
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		if err := setup(env); err != nil {
+			return err
+		}
+		// Short enough to test the kill path without a 20s wait.
+		env.Values[harnessKey{}].(*harness).closeTimeout = 300 * time.Millisecond
+		return nil
+	}
+	r := &recordT{TB: t}
+	testscript.RunT(r, p)
+	return r.result()
+}
+
+func TestHarnessFailures(t *testing.T) {
+	// The golden cases must compare, even under `GOLDIE_UPDATE=1 go test`.
+	t.Setenv("GOLDIE_UPDATE", "")
+	goldenDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(goldenDir, "mismatch.jsonl"), []byte("{\"type\":\"ready\",\"version\":\"0.0.0\"}\n{\"type\":\"bye\",\"lines\":0}\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	const ready = "rpc start jsonl-echo\nrpc wait '#(type==\"ready\")'\n"
+	tests := []struct {
+		name   string
+		script string
+		want   []string
+	}{
+		{
+			name:   "wait timeout prints frames and stderr",
+			script: "rpc start jsonl-echo -stderr 'boot log' -raw 'garbage'\nrpc wait '#(type==\"ready\")'\nrpc wait '#(type==\"never\")' 50ms\n",
+			want:   []string{`no frame matched #(type=="never") within 50ms`, `1 {"type":"ready","version":"0.0.0"}`, `2 garbage [not JSON]`, "stderr:\nboot log", `(running), 2 frames, cursor after frame 1`},
+		},
+		{
+			name:   "wait fails fast when the process exits",
+			script: "rpc start jsonl-echo -no-such-flag\nrpc wait '#(type==\"ready\")'\n",
+			want:   []string{`exited (exit code 2) before a frame matched #(type=="ready")`, "flag provided but not defined: -no-such-flag"},
+		},
+		{
+			name:   "negated wait is refused",
+			script: ready + "! rpc wait '#(type==\"ready\")'\n",
+			want:   []string{"! rpc wait is not supported"},
+		},
+		{
+			name:   "expect with no match",
+			script: ready + "rpc expect '#(type==\"nope\")'\n",
+			want:   []string{`no frame matches #(type=="nope")`, `1 {"type":"ready"`},
+		},
+		{
+			name:   "negated expect with a match",
+			script: ready + "! rpc expect '#(type==\"ready\")'\n",
+			want:   []string{`frame 1 matches #(type=="ready"), want none`},
+		},
+		{
+			name:   "unexpected exit code",
+			script: "rpc start jsonl-echo -exit 3\nrpc wait '#(type==\"ready\")'\nrpc close\n",
+			want:   []string{`"default" exit code 3, want exit code 0`},
+		},
+		{
+			name:   "close kills a process that does not exit",
+			script: "rpc start jsonl-echo -hang\nrpc wait '#(type==\"ready\")'\nrpc close\n",
+			want:   []string{`did not exit within 300ms of stdin closing; killed`, `{"type":"bye","lines":0}`},
+		},
+		{
+			name:   "signal expected but exited",
+			script: ready + "rpc close --expect-signal TERM\n",
+			want:   []string{`exit code 0, want killed by signal terminated`},
+		},
+		{
+			name:   "bad escape",
+			script: ready + "rpc sendraw 'a\\q'\n",
+			want:   []string{`rpc sendraw: bad escape at "\\q"`},
+		},
+		{
+			name:   "unknown subcommand",
+			script: "rpc stop\n",
+			want:   []string{`rpc: unknown subcommand "stop"`, "rpc close   [--name N]"},
+		},
+		{
+			name:   "unquoted json",
+			script: ready + "rpc send {\"a\": 1}\n",
+			want:   []string{"usage: rpc send"},
+		},
+		{
+			name:   "no such process",
+			script: "rpc send --name other '{}'\n",
+			want:   []string{`no process named "other"`},
+		},
+		{
+			name:   "start twice",
+			script: ready + "rpc start jsonl-echo\n",
+			want:   []string{`process "default" is still running`},
+		},
+		{
+			name:   "program not on PATH",
+			script: "rpc start no-such-program\n",
+			want:   []string{`"no-such-program" not found in the script's $PATH`},
+		},
+		{
+			name:   "frames over a file with a non-JSON line",
+			script: "frames f.jsonl '#(type==\"a\")'\n-- f.jsonl --\n{\"type\":\"a\"}\nnot json\n",
+			want:   []string{"f.jsonl line 2 is not JSON"},
+		},
+		{
+			name:   "frames count of a single match",
+			script: "frames f.jsonl '#(type==\"a\")' 1\n-- f.jsonl --\n{\"type\":\"a\"}\n",
+			want:   []string{"which is not a count"},
+		},
+		{
+			name:   "frames valid lists each problem",
+			script: "frames f.jsonl valid\n-- f.jsonl --\n{\"type\":\"a\"}\n[1]\n\n",
+			want:   []string{"line 2: not a JSON object: [1]", "line 3: not JSON"},
+		},
+		{
+			name:   "missing golden says how to create it",
+			script: ready + "rpc close\ngolden rpc.stdout absent\n",
+			want:   []string{"absent.jsonl does not exist; create it with", "GOLDIE_UPDATE=1 go test ./cmd/xcsh/ -run 'TestScripts/script'"},
+		},
+		{
+			name:   "golden mismatch shows a diff",
+			script: ready + "rpc send 'x'\nrpc wait '#(type==\"echo\")'\nrpc close\ngolden rpc.stdout mismatch\n",
+			want:   []string{"rpc.stdout (normalised) differs from", "-{\"type\":\"bye\",\"lines\":0}", "+{\"type\":\"echo\",\"line\":\"x\",\"len\":1}", "if the change is intended"},
+		},
+		{
+			name:   "bad golden name",
+			script: "golden f ../escape\n-- f --\n",
+			want:   []string{`golden: bad name "../escape"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			failed, log := runRecorded(t, goldenDir, [2]string{"script", tt.script})
+			if !failed {
+				t.Fatalf("script passed, want a failure; log:\n%s", log)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(log, w) {
+					t.Errorf("log lacks %q; log:\n%s", w, log)
+				}
+			}
+		})
+	}
+}
+
+// TestHarnessGoldenUpdate checks that GOLDIE_UPDATE writes the normalised
+// transcript and that the next run compares equal.
+func TestHarnessGoldenUpdate(t *testing.T) {
+	goldenDir := t.TempDir()
+	script := [2]string{"update", "rpc start jsonl-echo -cwd\nrpc wait '#(type==\"cwd\")'\nrpc close\ngolden rpc.stdout fresh\n"}
+
+	t.Setenv("GOLDIE_UPDATE", "1")
+	if failed, log := runRecorded(t, goldenDir, script); failed {
+		t.Fatalf("update run failed:\n%s", log)
+	}
+	got, err := os.ReadFile(filepath.Join(goldenDir, "fresh.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\"type\":\"ready\",\"version\":\"0.0.0\"}\n{\"type\":\"cwd\",\"dir\":\"$WORK\"}\n{\"type\":\"bye\",\"lines\":0}\n"
+	if string(got) != want {
+		t.Errorf("golden = %q, want %q", got, want)
+	}
+
+	t.Setenv("GOLDIE_UPDATE", "")
+	if failed, log := runRecorded(t, goldenDir, script); failed {
+		t.Fatalf("compare run failed:\n%s", log)
+	}
+}
+
+// TestHarnessGoldenClaims checks that two scripts cannot share a golden.
+func TestHarnessGoldenClaims(t *testing.T) {
+	t.Parallel()
+	goldenDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(goldenDir, "shared.jsonl"), []byte("{}\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	body := "golden f.jsonl shared\n-- f.jsonl --\n{}\n"
+	failed, log := runRecorded(t, goldenDir, [2]string{"first", body}, [2]string{"second", body})
+	if !failed || !strings.Contains(log, `golden "shared" is already used by script first`) {
+		t.Fatalf("want the second script to fail on the shared golden; failed=%v log:\n%s", failed, log)
+	}
+}
