@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sebdah/goldie/v2"
 	"github.com/tidwall/gjson"
@@ -161,7 +163,16 @@ func FuzzDispatch(f *testing.F) {
 			}
 			want += expectedResponses(l)
 		}
-		out := serve(t, strings.NewReader(input), false, Options{})
+		var out string
+		finished := make(chan struct{})
+		go func() { out = serve(t, strings.NewReader(input), false, Options{}); close(finished) }()
+		select {
+		case <-finished:
+		case <-time.After(5 * time.Second):
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("input %q hung:\n%s", input, buf[:n])
+		}
 		got := 0
 		var last string
 		for _, frame := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
