@@ -30,10 +30,10 @@ type Config struct {
 // actor's inbox. Methods documented "(actor)" must only be called from a
 // function passed to Post or Call; the others are safe anywhere.
 type Session struct {
-	cfg   Config
-	inbox chan func()
-	stop  chan struct{}
-	wg    sync.WaitGroup // run goroutines
+	cfg  Config
+	exec *serial
+	stop chan struct{}
+	wg   sync.WaitGroup // run goroutines
 
 	// cancelMu guards cancel, the current run's cancel function. It is the
 	// one piece of state touched outside the actor, so abort can cancel a
@@ -61,6 +61,7 @@ type Session struct {
 	todos         []TodoPhase
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
+	stateCache    stateCache
 }
 
 type queued struct {
@@ -83,7 +84,7 @@ func New(cfg Config) *Session {
 	}
 	s := &Session{
 		cfg:           cfg,
-		inbox:         make(chan func(), cfg.InboxSize),
+		exec:          newSerial(cfg.InboxSize),
 		stop:          make(chan struct{}),
 		model:         cfg.Model,
 		steeringMode:  ModeOneAtATime,
@@ -97,37 +98,22 @@ func New(cfg Config) *Session {
 	return s
 }
 
-// Loop runs the actor until Stop is called. Run goroutines are waited for
-// before it returns.
-func (s *Session) Loop() {
-	for {
-		select {
-		case fn := <-s.inbox:
-			fn()
-		case <-s.stop:
-			// Drain what is already queued so no caller stays blocked.
-			for {
-				select {
-				case fn := <-s.inbox:
-					fn()
-				default:
-					return
-				}
-			}
-		}
-	}
-}
+// Loop runs the actor goroutine until Stop is called: it drains functions
+// that were queued while another was running (see serial).
+func (s *Session) Loop() { s.exec.loop(s.stop) }
 
 // Stop ends Loop. Call it only when the session is idle (see WhenIdle).
 func (s *Session) Stop() { close(s.stop) }
 
-// Post queues fn to run on the actor. It blocks while the inbox is full.
-func (s *Session) Post(fn func()) { s.inbox <- fn }
+// Post runs fn on the actor: now, on the calling goroutine, when the actor
+// is free, else after the functions posted before it. It blocks while the
+// queue is full (backpressure). fn must not call Call.
+func (s *Session) Post(fn func()) { s.exec.post(fn) }
 
 // Call runs fn on the actor and waits for it.
 func (s *Session) Call(fn func()) {
 	done := make(chan struct{})
-	s.inbox <- func() { fn(); close(done) }
+	s.exec.post(func() { fn(); close(done) })
 	<-done
 }
 

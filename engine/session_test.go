@@ -143,3 +143,22 @@ func TestAbortMidStream(t *testing.T) {
 		t.Fatalf("last event %s", rec.types[len(rec.types)-1])
 	}
 }
+
+func TestAppendStateJSONMatchesMarshal(t *testing.T) {
+	t.Parallel()
+	s := newTestSession(t, textReply("x"), &recorder{})
+	s.Call(func() {
+		for i := 0; i < 3; i++ {
+			want, err := MarshalJSON(s.State())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.AppendStateJSON(nil); string(got) != string(want) {
+				t.Fatalf("got %s\nwant %s", got, want)
+			}
+			_ = s.SetSessionName("named <&>")
+			s.todos = []TodoPhase{{ID: "p", Name: "n", Tasks: []TodoItem{{ID: "t", Content: "c", Status: "pending"}}}}
+			s.thinking = ""
+		}
+	})
+}

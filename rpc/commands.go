@@ -170,7 +170,9 @@ func (s *Server) okJSON(c *command, v any) {
 	s.ok(c, data)
 }
 
-func (s *Server) cmdGetState(c *command) { s.okJSON(c, s.sess.State()) }
+func (s *Server) cmdGetState(c *command) {
+	s.responseWith(c.id, quote(c.typ), true, s.sess.AppendStateJSON, "")
+}
 
 func (s *Server) cmdGetMessages(c *command) {
 	s.okJSON(c, struct {

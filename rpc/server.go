@@ -30,6 +30,9 @@ type Options struct {
 	// ShutdownGrace bounds how long a signal waits for the aborted run to
 	// wind down before exiting anyway.
 	ShutdownGrace time.Duration
+	// GrowOutput, if set, is called once before the first large frame (the
+	// CLI enlarges the stdout pipe there).
+	GrowOutput func()
 }
 
 // Server is the RPC front of one session: it frames stdin, dispatches
@@ -58,6 +61,7 @@ func NewServer(out io.Writer, opts Options) *Server {
 	}
 	s := &Server{opts: opts, finished: make(chan struct{}), lean: opts.Updates == UpdatesDelta}
 	s.out = newWriter(out, func(err error) { fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v\n", err) })
+	s.out.grow = opts.GrowOutput
 	return s
 }
 
@@ -244,6 +248,16 @@ type command struct {
 
 // response encodes {"id"?,"type":"response","command"?,"success",...}.
 func (s *Server) response(id, commandRaw []byte, success bool, data []byte, errText string) {
+	var appendData func([]byte) []byte
+	if data != nil {
+		appendData = func(b []byte) []byte { return append(b, data...) }
+	}
+	s.responseWith(id, commandRaw, success, appendData, errText)
+}
+
+// responseWith is response with the data encoded straight into the frame
+// buffer by appendData (nil: no data key).
+func (s *Server) responseWith(id, commandRaw []byte, success bool, appendData func([]byte) []byte, errText string) {
 	bp := s.out.buf()
 	b := append(*bp, '{')
 	if id != nil {
@@ -259,9 +273,8 @@ func (s *Server) response(id, commandRaw []byte, success bool, data []byte, errT
 	b = append(b, `,"success":`...)
 	b = strconv.AppendBool(b, success)
 	if success {
-		if data != nil {
-			b = append(b, `,"data":`...)
-			b = append(b, data...)
+		if appendData != nil {
+			b = appendData(append(b, `,"data":`...))
 		}
 	} else {
 		b = append(b, `,"error":`...)

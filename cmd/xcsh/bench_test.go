@@ -155,7 +155,7 @@ func streamScript(b *testing.B, n int) string {
 
 func benchStream(b *testing.B, mode string) {
 	script := streamScript(b, 5000)
-	marker := []byte("\n{\"type\":\"agent_end\"")
+	marker := []byte(`{"type":"agent_end"`)
 	var total int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -165,19 +165,18 @@ func benchStream(b *testing.B, mode string) {
 		b.StartTimer()
 		io.WriteString(p.in, `{"id":"p","type":"prompt","message":"go"}`+"\n")
 		var n int64
-		buf := make([]byte, 1<<20)
-		var edge []byte // the bytes around a read boundary
 		for {
-			k, err := p.out.Read(buf)
-			n += int64(k)
-			edge = append(edge, buf[:min(k, len(marker))]...)
-			if bytes.Contains(buf[:k], marker) || bytes.Contains(edge, marker) {
-				break
+			line, err := p.out.ReadSlice('\n')
+			n += int64(len(line))
+			if err == bufio.ErrBufferFull {
+				continue
 			}
 			if err != nil {
 				b.Fatalf("stream ended early: %v", err)
 			}
-			edge = append(edge[:0], buf[max(0, k-len(marker)):k]...)
+			if bytes.HasPrefix(line, marker) {
+				break
+			}
 		}
 		b.StopTimer()
 		total += n

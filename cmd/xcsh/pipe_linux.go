@@ -5,8 +5,8 @@ import (
 	"syscall"
 )
 
-// growPipe enlarges the pipe behind f to 1 MiB when f is a pipe. A
-// streaming transcript writes frames of tens of kilobytes; with the default
+// growPipe enlarges the pipe behind f to 1 MiB when f is a pipe. A long
+// streamed reply writes frames of tens of kilobytes; with the default
 // 64 KiB pipe every frame costs the host a wake-up, which dominates the
 // stream's time. Failure (not a pipe, a lower system limit) is harmless.
 func growPipe(f *os.File) {

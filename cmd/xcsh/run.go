@@ -31,7 +31,6 @@ type exitError struct {
 func (e *exitError) Error() string { return e.msg }
 
 func run() int {
-	growPipe(os.Stdout)
 	cmd := newRootCmd(os.Stdin, os.Stdout, os.Stderr)
 	err := cmd.Execute()
 	if err == nil {
@@ -181,6 +180,11 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 
 	srv := rpc.NewServer(stdout, rpc.Options{
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
+		GrowOutput: func() {
+			if f, ok := stdout.(*os.File); ok {
+				growPipe(f)
+			}
+		},
 	})
 	sess := engine.New(engine.Config{
 		Provider: provider, Model: model, ThinkingLevel: thinking, Tools: tools,

@@ -1,0 +1,100 @@
+package engine
+
+import "sync"
+
+// serial is the session's executor: it runs functions one at a time, in
+// the order they were posted, so whoever runs a function owns the state.
+// That is the actor model with a fast path: when nothing is running or
+// queued, the poster runs its function itself instead of waking the actor
+// goroutine. An idle get_state is then answered on the reader goroutine
+// with no hand-off (a goroutine hop costs more than the whole answer), and
+// under contention functions queue for the actor goroutine (loop), which
+// drains them; a poster never drains work that others queued, so the
+// reader is never stuck writing someone else's stream.
+type serial struct {
+	mu    sync.Mutex
+	space *sync.Cond // signalled when the queue shrinks (bounded: backpressure)
+	busy  bool       // a function is running
+	queue []func()
+	max   int
+	wake  chan struct{} // cap 1: "the queue may have work"
+}
+
+func newSerial(max int) *serial {
+	e := &serial{max: max, wake: make(chan struct{}, 1)}
+	e.space = sync.NewCond(&e.mu)
+	return e
+}
+
+// post runs fn now, on the caller's goroutine, if nothing else is running
+// or waiting; otherwise it queues fn (blocking while the queue is full).
+func (e *serial) post(fn func()) {
+	e.mu.Lock()
+	if !e.busy && len(e.queue) == 0 {
+		e.busy = true
+		e.mu.Unlock()
+		e.run(fn)
+		return
+	}
+	for len(e.queue) >= e.max {
+		e.space.Wait()
+	}
+	e.queue = append(e.queue, fn)
+	e.mu.Unlock()
+	e.kick()
+}
+
+func (e *serial) run(fn func()) {
+	defer e.release() // a panicking function must not wedge the executor
+	fn()
+}
+
+func (e *serial) release() {
+	e.mu.Lock()
+	e.busy = false
+	more := len(e.queue) > 0
+	e.mu.Unlock()
+	if more {
+		e.kick()
+	}
+}
+
+func (e *serial) kick() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next pops the first queued function unless one is running.
+func (e *serial) next() func() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.busy || len(e.queue) == 0 {
+		return nil
+	}
+	fn := e.queue[0]
+	e.queue[0] = nil
+	e.queue = e.queue[1:]
+	e.busy = true
+	e.space.Broadcast()
+	return fn
+}
+
+// loop is the actor goroutine: it drains queued functions until stop is
+// closed, then drains what is left and returns.
+func (e *serial) loop(stop <-chan struct{}) {
+	for {
+		select {
+		case <-e.wake:
+		case <-stop:
+			for fn := e.next(); fn != nil; fn = e.next() {
+				e.run(fn)
+			}
+			return
+		}
+		for fn := e.next(); fn != nil; fn = e.next() {
+			e.run(fn)
+		}
+	}
+}
