@@ -5,16 +5,20 @@
 //
 // # Concurrency model
 //
-// A Session's state is owned by one actor goroutine (Session.Loop). Other
-// goroutines post functions to its inbox (Post, Call); the RPC dispatcher
-// runs each command that way, so commands see a consistent state and are
+// A Session's state is owned by one serial executor: functions posted to it
+// (Post, Call) run one at a time, in the order they were posted, so
+// whichever goroutine runs one owns the state for that moment. When the
+// executor is idle the poster runs its function itself (an idle get_state
+// is answered on the reader goroutine, with no hand-off); under contention
+// functions queue for the actor goroutine (Loop). The RPC dispatcher runs
+// each command that way, so commands see a consistent state and are
 // answered in arrival order. A run (one prompt's agent loop) runs on its
 // own goroutine and drives the provider and tools, but every state change
-// and every event goes through the actor: there is exactly one ordering of
-// events and responses, and it is the order in which the Sink sees them.
+// and every event goes through the executor: there is exactly one ordering
+// of events and responses, the order in which the Sink sees them.
 //
 // Abort is a context cancellation. Session.Interrupt cancels the running
-// run directly, ahead of the inbox; the run then winds down through the
+// run directly, ahead of anything queued; the run then winds down through the
 // actor as usual, emitting its closing events (message_end with
 // stopReason "aborted", turn_end, agent_end).
 //

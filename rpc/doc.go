@@ -4,15 +4,16 @@
 //
 // # Model
 //
-// Three goroutines matter. The reader frames stdin (LF lines, CR and BOM
-// stripped, blank lines skipped, a line cap enforced without buffering the
-// whole line), validates each line and queues it on the session actor;
-// preemptive commands (abort) act before they queue. The session actor
-// (engine.Session) runs each command in arrival order and writes its
-// response; events of a run reach the Server as the engine.Sink, on the
-// same actor, so responses and events have a single order. The writer owns
-// stdout: every frame is one Write of one line, and senders block when the
-// host stops reading, so nothing on the protocol path is ever dropped.
+// The reader goroutine frames stdin (LF lines, CR and BOM stripped, blank
+// lines skipped, a line cap enforced without buffering the whole line),
+// validates each line and posts it to the session's serial executor;
+// preemptive commands (abort, abort_bash) act before they queue. Each
+// command runs on the executor in arrival order and writes its response;
+// events of a run reach the Server as the engine.Sink, on the same
+// executor, so responses and events have a single order. Frames are written
+// to stdout by whoever produced them, one Write of one line each, already
+// serialised by the executor; a blocked write blocks its producer, so
+// nothing on the protocol path is ever dropped.
 //
 // Failures have three shapes: a known command that fails answers with its
 // id; an unknown type answers without id (as the reference documents);
