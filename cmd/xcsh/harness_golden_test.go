@@ -42,6 +42,11 @@ func scriptGolden(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("golden: $%s is not set", goldenDirEnv)
 	}
 	data := normaliseWork([]byte(ts.ReadFile(file)), ts.Getenv("WORK"))
+	// A transcript in which the fake provider saw a request its script did
+	// not expect records a bug, not a behaviour: refuse to golden it.
+	if bytes.Contains(data, []byte("fake provider: expectation failed")) {
+		ts.Fatalf("golden: %s records a failed fake-provider expectation; fix the engine or the script first", file)
+	}
 
 	tb := newGoldenTB(ts, h.t)
 	g := goldie.New(tb, goldie.WithFixtureDir(dir), goldie.WithNameSuffix(".jsonl"))
