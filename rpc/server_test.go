@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -191,4 +192,48 @@ func FuzzDispatch(f *testing.F) {
 			t.Fatalf("last response %s", last)
 		}
 	})
+}
+
+// TestConcurrentCommandsDuringStream interleaves commands with a long
+// stream (run it with -race): every frame stays one valid JSON object per
+// line, every command is answered once, and the stream completes.
+func TestConcurrentCommandsDuringStream(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	out := &syncBuffer{}
+	srv := NewServer(out, Options{Version: "t"})
+	m := &engine.Model{ID: "m", API: "fake", Provider: "fake"}
+	srv.Attach(engine.New(engine.Config{Provider: manyDeltas{2000, "x<&>\n"}, Model: m, Sink: srv, Clock: engine.DeterministicEpoch, IDs: &engine.SequentialIDs{}}))
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(context.Background(), pr) }()
+	io.WriteString(pw, `{"id":"p","type":"prompt","message":"go"}`+"\n")
+	const n = 300
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(pw, `{"id":%d,"type":"get_state"}`+"\n", i)
+		if i%50 == 0 {
+			fmt.Fprintf(pw, `{"id":"m%d","type":"get_messages"}`+"\n", i)
+		}
+	}
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	responses, updates := 0, 0
+	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		if !gjson.Valid(line) {
+			t.Fatalf("invalid frame %q", line)
+		}
+		switch gjson.Get(line, "type").Str {
+		case "response":
+			responses++
+		case "message_update":
+			updates++
+		}
+	}
+	if want := 1 + n + n/50; responses != want {
+		t.Fatalf("%d responses, want %d", responses, want)
+	}
+	if updates != 2002 {
+		t.Fatalf("%d updates, want 2002", updates)
+	}
 }
