@@ -107,7 +107,11 @@ func (s *Server) cmdPrompt(c *command) {
 
 // cmdAbort answers once the aborted run has emitted its closing events.
 func (s *Server) cmdAbort(c *command) {
-	s.sess.Abort(func() { s.ok(c, nil) })
+	s.raiseBarrier()
+	s.sess.Abort(func() {
+		s.ok(c, nil)
+		s.lowerBarrier()
+	})
 }
 
 func (s *Server) cmdAbortAndPrompt(c *command) {
@@ -115,11 +119,13 @@ func (s *Server) cmdAbortAndPrompt(c *command) {
 	if !ok {
 		return
 	}
+	s.raiseBarrier()
 	s.sess.Abort(func() {
 		s.ok(c, nil)
 		if err := s.sess.Prompt(*a.Message, engine.PromptOptions{Images: images(a.Images)}); err != nil {
 			s.fail(c, err)
 		}
+		s.lowerBarrier()
 	})
 }
 

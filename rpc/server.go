@@ -48,6 +48,47 @@ type Server struct {
 	finished chan struct{}
 	// bg counts background commands still running (for the EOF drain).
 	bg sync.WaitGroup
+
+	// barrier > 0 while an abort waits for its run to wind down; input that
+	// arrives meanwhile is held (in order) and handled once it is over, as
+	// the original's serial loop does, so a piped "abort, prompt" starts the
+	// prompt on an idle session. Preemptive frames pass (see bypass).
+	// Actor-owned.
+	barrier int
+	held    []func()
+}
+
+// bypass lists the frames handled even while an abort is winding down
+// (DECISIONS: they are never queued behind running work).
+var bypass = map[string]bool{
+	"abort": true, "abort_and_prompt": true, "abort_bash": true, "abort_retry": true,
+	"get_state": true, "extension_ui_response": true, "host_tool_result": true, "host_tool_update": true,
+}
+
+// admit runs fn now, or holds it while the barrier is up. (actor)
+func (s *Server) admit(pass bool, fn func()) {
+	if s.barrier > 0 && !pass {
+		s.held = append(s.held, fn)
+		return
+	}
+	fn()
+}
+
+// raiseBarrier and lowerBarrier bracket an abort. (actor)
+func (s *Server) raiseBarrier() { s.barrier++ }
+
+func (s *Server) lowerBarrier() {
+	s.barrier--
+	for s.barrier == 0 && len(s.held) > 0 {
+		fn := s.held[0]
+		s.held = s.held[1:]
+		fn()
+	}
+}
+
+// post queues input handling on the actor, through the barrier.
+func (s *Server) post(pass bool, fn func()) {
+	s.sess.Post(func() { s.admit(pass, fn) })
 }
 
 // NewServer returns a server writing frames to out. Attach a session before
@@ -143,7 +184,7 @@ func (s *Server) readLoop(in io.Reader) {
 				max = DefaultMaxLineBytes
 			}
 			msg := fmt.Sprintf("line exceeds the %d-byte limit", max)
-			s.sess.Post(func() { s.parseError(msg) })
+			s.post(false, func() { s.parseError(msg) })
 			continue
 		}
 		if err != nil {
@@ -152,7 +193,7 @@ func (s *Server) readLoop(in io.Reader) {
 		}
 		s.dispatch(bytes.Clone(line))
 	}
-	s.sess.Post(s.onEOF)
+	s.post(false, s.onEOF)
 }
 
 // onEOF starts the drain: pending work finishes, then Run returns. (actor)
@@ -172,7 +213,7 @@ func (s *Server) onEOF() {
 // dispatch classifies one line and queues its handling on the actor.
 func (s *Server) dispatch(line []byte) {
 	if !utf8.Valid(line) {
-		s.sess.Post(func() { s.parseError("invalid UTF-8 in input line") })
+		s.post(false, func() { s.parseError("invalid UTF-8 in input line") })
 		return
 	}
 	if !json.Valid(line) {
@@ -182,13 +223,13 @@ func (s *Server) dispatch(line []byte) {
 		if err != nil {
 			msg = err.Error()
 		}
-		s.sess.Post(func() { s.parseError(msg) })
+		s.post(false, func() { s.parseError(msg) })
 		return
 	}
 	root := gjson.ParseBytes(line)
 	if !root.IsObject() {
 		kind := jsonKind(root)
-		s.sess.Post(func() { s.parseError("expected a JSON object, got " + kind) })
+		s.post(false, func() { s.parseError("expected a JSON object, got " + kind) })
 		return
 	}
 	typ := root.Get("type")
@@ -206,7 +247,7 @@ func (s *Server) dispatch(line []byte) {
 			s.sess.AbortBash()
 		}
 	}
-	s.sess.Post(func() { s.handle(cmd) })
+	s.post(cmd.typeIsString && bypass[cmd.typ], func() { s.handle(cmd) })
 }
 
 func jsonKind(v gjson.Result) string {

@@ -33,6 +33,15 @@ func (f scriptFrame) matches(query string) bool {
 	return gjson.Get("["+string(f.line)+"]", query).Exists()
 }
 
+// checkQuery refuses a gjson query that is true of every frame: chaining
+// two filters as `#(a)#(b)` does not mean "a and b" in gjson (it always
+// matches), which once made assertions vacuous. Pipe them: `#(a)#|#(b)`.
+func checkQuery(ts *testscript.TestScript, query string) {
+	if strings.Contains(query, ")#(") {
+		ts.Fatalf("query %q: `#(a)#(b)` matches everything in gjson; write `#(a)#|#(b)`", query)
+	}
+}
+
 // frameLog is the io.Writer given to exec as a process's stdout. It keeps
 // the raw bytes (for rpc close) and the complete lines as frames, and wakes
 // waiters by closing and replacing changed whenever it grows. It accepts
@@ -167,6 +176,7 @@ func scriptFrames(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	default:
 		query := args[1]
+		checkQuery(ts, query)
 		for i, l := range lines {
 			if !json.Valid([]byte(l)) {
 				ts.Fatalf("frames: %s line %d is not JSON, so queries over it mean nothing: %s\n(assert framing with: ! frames %s valid)", file, i+1, clipFrame([]byte(l)), file)

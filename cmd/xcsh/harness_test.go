@@ -356,6 +356,7 @@ func (p *liveProc) write(ts *testscript.TestScript, b []byte) {
 // wait blocks until a frame after the cursor matches query, then moves the
 // cursor past it. It sleeps on the frame log's change channel, never polls.
 func (p *liveProc) wait(ts *testscript.TestScript, query string, timeout time.Duration) {
+	checkQuery(ts, query)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	next := p.cursor
@@ -381,6 +382,7 @@ func (p *liveProc) wait(ts *testscript.TestScript, query string, timeout time.Du
 
 // expect checks the frames received so far, cursor or not, without waiting.
 func (p *liveProc) expect(ts *testscript.TestScript, neg bool, query string) {
+	checkQuery(ts, query)
 	frames, _, _ := p.out.snapshot()
 	for i, f := range frames {
 		if f.matches(query) {
