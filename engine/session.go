@@ -23,6 +23,11 @@ type Config struct {
 	SessionFile   string // "" for an in-memory session
 	// InboxSize bounds the actor's mailbox (backpressure); 0 picks a default.
 	InboxSize int
+	// OrderedResults reports the results of parallel (shared) tool calls in
+	// call order instead of completion order. Only the deterministic test
+	// mode sets it: completion order of parallel calls is a race, and a
+	// golden transcript must not depend on one.
+	OrderedResults bool
 }
 
 // Session is one agent session. Its state is owned by a single actor

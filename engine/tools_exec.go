@@ -37,6 +37,9 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 	lastExclusive := closed
 	var shared []chan struct{}
 	var all sync.WaitGroup
+	// prevReported chains the tasks when results must be reported in call
+	// order (Config.OrderedResults).
+	prevReported := closed
 	waitAll := func(chs []chan struct{}) {
 		for _, ch := range chs {
 			<-ch
@@ -56,11 +59,17 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 			break // the rest are reported skipped below
 		}
 		done := make(chan struct{})
+		reported := make(chan struct{})
+		wait := prevReported
+		if !s.cfg.OrderedResults {
+			wait = closed
+		}
+		prevReported = reported
 		all.Add(1)
 		go func() {
 			defer all.Done()
 			defer close(done)
-			s.runTool(rctx, r, rd, call, tool)
+			s.runTool(rctx, r, rd, call, tool, wait, reported)
 		}()
 		if exclusive {
 			lastExclusive = done
@@ -104,11 +113,15 @@ func (s *Session) findTool(name string) Tool {
 
 // runTool executes one call with its event sequence and returns its result
 // message.
-func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBlock, tool Tool) {
+// It reports (emits the end and the result message) after before is
+// closed, then closes reported.
+func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBlock, tool Tool, before <-chan struct{}, reported chan<- struct{}) {
+	defer close(reported)
 	s.Call(func() {
 		s.emit(ToolExecutionStart{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, Intent: call.Intent})
 	})
 	res := s.invoke(ctx, call, tool)
+	<-before
 	s.Call(func() {
 		if rd.interrupted {
 			// A steering message arrived while this call ran: its result is

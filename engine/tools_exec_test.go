@@ -185,3 +185,46 @@ func TestImmediateInterruptSkipsRemainingCalls(t *testing.T) {
 		t.Fatal("steering message not delivered")
 	}
 }
+
+func TestOrderedResultsReportInCallOrder(t *testing.T) {
+	t.Parallel()
+	var log []string
+	gate := make(chan struct{})
+	slow := &gateTool{name: "slow", conc: Shared, log: &log, gate: gate}
+	fast := &gateTool{name: "fast", conc: Shared, log: &log}
+	rec := &recorder{notify: make(chan string, 256)}
+	m := Model{ID: "m", API: "fake", Provider: "fake"}
+	s := New(Config{Provider: callsThenText([2]string{"c1", "slow"}, [2]string{"c2", "fast"}), Model: &m, Clock: DeterministicEpoch,
+		IDs: &SequentialIDs{}, Sink: rec, Tools: []Tool{slow, fast}, OrderedResults: true})
+	done := make(chan struct{})
+	go func() { s.Loop(); close(done) }()
+	defer func() { waitIdle(s); s.Stop(); <-done }()
+	s.Call(func() { _ = s.Prompt("go", PromptOptions{}) })
+	starts := 0
+	for ev := range rec.notify {
+		if ev == "tool_execution_start" {
+			if starts++; starts == 2 {
+				break
+			}
+		}
+	}
+	// fast has finished (or will) before slow is released; its result must
+	// still be reported second.
+	close(gate)
+	go func() {
+		for range rec.notify {
+		}
+	}()
+	waitIdle(s)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var ends []string
+	for _, f := range rec.frames {
+		if strings.HasPrefix(f, `{"type":"tool_execution_end"`) {
+			ends = append(ends, f[strings.Index(f, `"toolCallId":"`)+14:][:2])
+		}
+	}
+	if strings.Join(ends, ",") != "c1,c2" {
+		t.Fatalf("end order %v", ends)
+	}
+}
