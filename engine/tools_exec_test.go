@@ -7,11 +7,13 @@ import (
 	"testing"
 )
 
+// logMu guards the call logs of gateTools (several tools may share one).
+var logMu sync.Mutex
+
 // gateTool is a test tool whose calls block until released.
 type gateTool struct {
 	name string
 	conc Concurrency
-	mu   sync.Mutex
 	log  *[]string
 	gate chan struct{} // nil: return at once
 }
@@ -21,9 +23,9 @@ func (g *gateTool) Description() string      { return "test tool" }
 func (g *gateTool) Schema() []byte           { return []byte(`{"type":"object"}`) }
 func (g *gateTool) Concurrency() Concurrency { return g.conc }
 func (g *gateTool) Run(ctx context.Context, call ToolCall, update func(ToolResult)) (ToolResult, error) {
-	g.mu.Lock()
+	logMu.Lock()
 	*g.log = append(*g.log, "start "+call.ID)
-	g.mu.Unlock()
+	logMu.Unlock()
 	if g.gate != nil {
 		select {
 		case <-g.gate:
@@ -140,6 +142,8 @@ func TestValidationFailureSkipsTool(t *testing.T) {
 	s := newToolSession(t, callsThenText([2]string{"c1", "x"}), rec, rejectAll{}, x)
 	s.Call(func() { _ = s.Prompt("go", PromptOptions{}) })
 	waitIdle(s)
+	logMu.Lock()
+	defer logMu.Unlock()
 	if len(log) != 0 {
 		t.Fatalf("tool ran: %v", log)
 	}
@@ -178,6 +182,8 @@ func TestImmediateInterruptSkipsRemainingCalls(t *testing.T) {
 	if !strings.Contains(all, `"toolCallId":"c2","toolName":"x","content":[{"type":"text","text":"Skipped due to queued user message."}]`) {
 		t.Fatalf("c2 not skipped:\n%s", all)
 	}
+	logMu.Lock()
+	defer logMu.Unlock()
 	if len(log) != 1 {
 		t.Fatalf("second call ran: %v", log)
 	}
