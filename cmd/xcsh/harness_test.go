@@ -44,6 +44,8 @@ func harnessCmds() map[string]func(ts *testscript.TestScript, neg bool, args []s
 		"rpc":    scriptRPC,
 		"frames": scriptFrames,
 		"golden": scriptGolden,
+		"waitfile": scriptWaitFile,
+		"pidgone":  scriptPidGone,
 	}
 }
 

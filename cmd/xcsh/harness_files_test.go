@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// conditionBound is how long waitfile and pidgone wait for their condition.
+const conditionBound = 10 * time.Second
+
+// pollEvery is the polling period of the file conditions. The file system
+// gives no portable change notification to wait on; a short poll bounded in
+// time is a condition wait, not a sleep standing in for one.
+const pollEvery = 5 * time.Millisecond
+
+// scriptWaitFile implements `waitfile path`: wait until path exists and is
+// non-empty (a tool's child process wrote it), so a scenario can act while
+// that process is known to be running.
+func scriptWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile path (waits up to %v for a non-empty file)", conditionBound)
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(conditionBound)
+	for {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfile: %s did not appear within %v", args[0], conditionBound)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// scriptPidGone implements `pidgone pidfile`: the process whose id the file
+// holds must be dead within the bound. A zombie counts as dead: it has
+// exited, and whether it is reaped is up to whichever process inherited it
+// (in a container, pid 1 may never reap).
+func scriptPidGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pidgone pidfile (the process must vanish within %v)", conditionBound)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	if err != nil || pid <= 0 {
+		ts.Fatalf("pidgone: %s does not hold a pid: %v", args[0], err)
+	}
+	deadline := time.Now().Add(conditionBound)
+	for {
+		err := syscall.Kill(pid, 0)
+		if errors.Is(err, syscall.ESRCH) || isZombie(pid) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("pidgone: process %d is still alive after %v", pid, conditionBound)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// isZombie reports whether /proc says pid has exited but is not reaped.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name, which may itself
+	// contain spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
