@@ -53,11 +53,7 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 			waitAll(shared)
 			shared = nil
 		}
-		var skip bool
-		s.Call(func() { skip = rd.interrupted })
-		if skip {
-			break // the rest are reported skipped below
-		}
+
 		done := make(chan struct{})
 		reported := make(chan struct{})
 		wait := prevReported
@@ -65,6 +61,17 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 			wait = closed
 		}
 		prevReported = reported
+		// The start is emitted here, before the call is launched, so all the
+		// starts of a parallel batch precede its first end, in call order.
+		var skip bool
+		s.Call(func() {
+			if skip = rd.interrupted; !skip {
+				s.emit(ToolExecutionStart{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, Intent: call.Intent})
+			}
+		})
+		if skip {
+			break // this call and the rest are reported skipped below
+		}
 		all.Add(1)
 		go func() {
 			defer all.Done()
@@ -111,15 +118,11 @@ func (s *Session) findTool(name string) Tool {
 	return nil
 }
 
-// runTool executes one call with its event sequence and returns its result
-// message.
+// runTool executes one call whose start has been emitted and reports it.
 // It reports (emits the end and the result message) after before is
 // closed, then closes reported.
 func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBlock, tool Tool, before <-chan struct{}, reported chan<- struct{}) {
 	defer close(reported)
-	s.Call(func() {
-		s.emit(ToolExecutionStart{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, Intent: call.Intent})
-	})
 	res := s.invoke(ctx, call, tool)
 	<-before
 	s.Call(func() {
