@@ -9,7 +9,8 @@ import (
 var ErrNoShell = errors.New("bash is not available in this session")
 
 // ExecuteBash runs a user shell command (the RPC bash command) on its own
-// goroutine, so the actor keeps serving (abort_bash, get_state) meanwhile.
+// goroutine, so the actor keeps serving (abort_bash, get_state) meanwhile;
+// commands queue behind each other.
 // done is called on the actor with the result, after the execution has been
 // recorded as a bashExecution message: at once when no run is active,
 // otherwise when the next prompt starts, as the original defers it. (actor)
@@ -22,7 +23,15 @@ func (s *Session) ExecuteBash(command string, done func(BashResult, error)) {
 	s.bashMu.Lock()
 	s.bashCancels[&cancel] = cancel
 	s.bashMu.Unlock()
+	// Commands run one at a time, in the order they were sent, like the
+	// original's single shell: a piped script gets its results in order.
+	prev, mine := s.bashTail, make(chan struct{})
+	s.bashTail = mine
 	go func() {
+		defer close(mine)
+		if prev != nil {
+			<-prev
+		}
 		res, err := s.cfg.Shell.Exec(ctx, command)
 		s.bashMu.Lock()
 		delete(s.bashCancels, &cancel)

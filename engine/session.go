@@ -67,6 +67,7 @@ type Session struct {
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
 	stateCache    stateCache
+	bashTail      chan struct{} // closed when the last queued bash command is done
 }
 
 type queued struct {
