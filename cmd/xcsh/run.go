@@ -142,7 +142,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 
 	var clock engine.Clock = engine.SystemClock{}
 	var ids engine.IDSource
-	if truthy(os.Getenv("XCSH_DETERMINISTIC")) {
+	deterministic := truthy(os.Getenv("XCSH_DETERMINISTIC"))
+	if deterministic {
 		clock = engine.DeterministicEpoch
 		ids = &engine.SequentialIDs{}
 	} else {
@@ -189,7 +190,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	sess := engine.New(engine.Config{
 		Provider: provider, Model: model, ThinkingLevel: thinking, Tools: tools,
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv,
-		SessionID: sessionID, SessionFile: sessionFile,
+		SessionID: sessionID, SessionFile: sessionFile, OrderedResults: deterministic,
 	})
 	srv.Attach(sess)
 
