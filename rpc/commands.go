@@ -148,16 +148,9 @@ func (s *Server) cmdFollowUp(c *command) { s.queueCmd(c, s.sess.FollowUp) }
 
 func modeSetter(set func(*engine.Session, string) error) handler {
 	return func(s *Server, c *command) {
-		var a struct {
-			Mode *string `json:"mode"`
-		}
-		if err := decode(c, &a); err != nil {
-			s.fail(c, err)
+		mode, ok := s.stringArg(c, "mode")
+		if !ok {
 			return
-		}
-		mode := ""
-		if a.Mode != nil {
-			mode = *a.Mode
 		}
 		if err := set(s.sess, mode); err != nil {
 			s.fail(c, fmt.Errorf("Invalid mode %q for %s", mode, c.typ))
@@ -200,22 +193,31 @@ func (s *Server) cmdLastAssistantText(c *command) {
 }
 
 func (s *Server) cmdSetSessionName(c *command) {
-	var a struct {
-		Name *string `json:"name"`
-	}
-	if err := decode(c, &a); err != nil {
-		s.fail(c, err)
+	name, ok := s.stringArg(c, "name")
+	if !ok {
 		return
 	}
-	if a.Name == nil {
-		s.fail(c, fmt.Errorf("Invalid set_session_name command: \"name\" must be a string"))
-		return
-	}
-	if err := s.sess.SetSessionName(strings.TrimSpace(*a.Name)); err != nil {
+	if err := s.sess.SetSessionName(strings.TrimSpace(name)); err != nil {
 		s.fail(c, err)
 		return
 	}
 	s.ok(c, nil)
+}
+
+// stringArg decodes the command's required string field, answering the
+// failure (with the id) when it is missing or not a string.
+func (s *Server) stringArg(c *command, field string) (string, bool) {
+	var m map[string]json.RawMessage
+	if err := decode(c, &m); err != nil {
+		s.fail(c, err)
+		return "", false
+	}
+	var v string
+	if raw, ok := m[field]; !ok || json.Unmarshal(raw, &v) != nil {
+		s.fail(c, fmt.Errorf("Invalid %s command: %q must be a string", c.typ, field))
+		return "", false
+	}
+	return v, true
 }
 
 // ignore swallows frames that never get a response (UI responses with no
@@ -256,19 +258,12 @@ func (s *Server) notYet(c *command) {
 // ends, so commands sent meanwhile (abort_bash, get_state) are answered
 // first.
 func (s *Server) cmdBash(c *command) {
-	var a struct {
-		Command *string `json:"command"`
-	}
-	if err := decode(c, &a); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if a.Command == nil {
-		s.fail(c, fmt.Errorf("Invalid bash command: \"command\" must be a string"))
+	command, ok := s.stringArg(c, "command")
+	if !ok {
 		return
 	}
 	s.bg.Add(1)
-	s.sess.ExecuteBash(*a.Command, func(res engine.BashResult, err error) {
+	s.sess.ExecuteBash(command, func(res engine.BashResult, err error) {
 		defer s.bg.Done()
 		if err != nil {
 			s.fail(c, err)
