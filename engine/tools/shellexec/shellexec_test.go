@@ -1,0 +1,140 @@
+package shellexec
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRunExitCodeAndCombinedOutput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r, err := Run(context.Background(), "echo out; echo err >&2; pwd; echo $PAGER $FOO; exit 3", Options{Cwd: dir, Env: map[string]string{"FOO": "bar"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "out\nerr\n" + dir + "\ncat bar\n"
+	if r.Output != want || !r.Exited || r.ExitCode != 3 || r.Cancelled || r.TimedOut {
+		t.Fatalf("got %+v", r)
+	}
+	if r.TotalBytes != len(want) || r.TotalLines != 5 {
+		t.Fatalf("counts %d %d", r.TotalBytes, r.TotalLines)
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	r, err := Run(context.Background(), "echo started; sleep 30", Options{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.TimedOut || r.Exited || r.Output != "started\n" {
+		t.Fatalf("got %+v", r)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatal("timeout not enforced")
+	}
+}
+
+// pgGone waits until no process of the group is left.
+func pgGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d still alive", pgid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestCancelKillsTheWholeGroup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result)
+	go func() {
+		r, _ := Run(ctx, "echo $$ > pid; (sleep 1000; echo never) & sleep 1000 & wait", Options{Cwd: dir})
+		done <- r
+	}()
+	var pid int
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		b, _ := os.ReadFile(pidFile)
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			pid = n
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("command did not start")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	r := <-done
+	if !r.Cancelled || r.Exited {
+		t.Fatalf("got %+v", r)
+	}
+	pgGone(t, pid) // bash is the group leader: its pid is the pgid
+}
+
+func TestBoundedMemoryForHugeOutput(t *testing.T) {
+	t.Parallel()
+	r, err := Run(context.Background(), "yes 0123456789 | head -c 20000000", Options{MaxBytes: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Truncated || r.TotalBytes != 20000000 || len(r.Output) > 1024 || r.ExitCode != 0 {
+		t.Fatalf("truncated=%v total=%d out=%d code=%d", r.Truncated, r.TotalBytes, len(r.Output), r.ExitCode)
+	}
+	if !strings.HasPrefix(r.Output, "0123456789\n") {
+		t.Fatalf("tail does not start at a line: %q", r.Output[:20])
+	}
+}
+
+func TestOnOutputNeverAfterReturn(t *testing.T) {
+	t.Parallel()
+	var calls, after atomic.Int32
+	var returned atomic.Bool
+	_, err := Run(context.Background(), "for i in 1 2 3 4 5; do echo $i; sleep 0.02; done", Options{
+		Interval: time.Millisecond,
+		OnOutput: func(string) {
+			calls.Add(1)
+			if returned.Load() {
+				after.Add(1)
+			}
+		},
+	})
+	returned.Store(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() == 0 || after.Load() != 0 {
+		t.Fatalf("calls %d, after return %d", calls.Load(), after.Load())
+	}
+}
+
+func TestShellBashResult(t *testing.T) {
+	t.Parallel()
+	r, err := Shell{Cwd: t.TempDir()}.Exec(context.Background(), "echo hello")
+	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 || r.Output != "hello\n" || r.TotalLines != 2 || r.OutputBytes != 6 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err = Shell{}.Exec(ctx, "sleep 5")
+	if err != nil || r.ExitCode != nil || !r.Cancelled || !strings.HasPrefix(r.Output, "[Command cancelled]\n") {
+		t.Fatalf("cancelled: %+v %v", r, err)
+	}
+}
