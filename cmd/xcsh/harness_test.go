@@ -41,9 +41,9 @@ type harness struct {
 // harnessCmds returns the custom commands, for testscript.Params.Cmds.
 func harnessCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"rpc":    scriptRPC,
-		"frames": scriptFrames,
-		"golden": scriptGolden,
+		"rpc":      scriptRPC,
+		"frames":   scriptFrames,
+		"golden":   scriptGolden,
 		"waitfile": scriptWaitFile,
 		"pidgone":  scriptPidGone,
 	}
