@@ -15,6 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/tools"
+	"github.com/xcsh-go/xcsh/engine/tools/schema"
+	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 	"github.com/xcsh-go/xcsh/fakeprovider"
 	"github.com/xcsh-go/xcsh/rpc"
 )
@@ -173,10 +176,26 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	if !o.noSession {
 		sessionFile = sessionPath(o.sessionDir, cwd, clock.NowMillis(), sessionID)
 	}
-	var tools []engine.Tool
+	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond}
+	if deterministic {
+		// Streamed partial output depends on timing; transcripts must not.
+		toolOpts.StreamInterval = 0
+	}
+	var active []engine.Tool
+	switch {
+	case o.noTools:
+	case o.tools != "":
+		active, err = tools.Select(toolOpts, strings.Split(o.tools, ","))
+		if err != nil {
+			return &exitError{1, "Error: --tools: " + err.Error()}
+		}
+	default:
+		active = tools.Builtins(toolOpts)
+	}
 	sysPrompt := engine.BuildSystemPrompt(engine.SystemPromptOptions{
-		Tools: tools, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
+		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
 		Custom: textOrFile(o.systemPrompt), Append: textOrFile(o.appendSystemPrompt),
+		Context: engine.LoadContextFiles(cwd, agentDir()),
 	})
 
 	srv := rpc.NewServer(stdout, rpc.Options{
@@ -188,7 +207,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		},
 	})
 	sess := engine.New(engine.Config{
-		Provider: provider, Model: model, ThinkingLevel: thinking, Tools: tools,
+		Provider: provider, Model: model, ThinkingLevel: thinking, Tools: active,
+		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv,
 		SessionID: sessionID, SessionFile: sessionFile, OrderedResults: deterministic,
 	})

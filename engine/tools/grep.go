@@ -1,0 +1,507 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// grep limits (agent-core.md §4.6).
+const (
+	grepDefaultLimit  = 20
+	grepDefaultCtx    = 3
+	grepMaxFetch      = 2000
+	grepFetchMultiple = 5
+)
+
+// grepTypes maps ripgrep's most common file-type names to the globs they
+// stand for; an unknown type is an error rather than a silent "no match".
+var grepTypes = map[string][]string{
+	"go":   {"*.go"},
+	"js":   {"*.js", "*.mjs", "*.cjs", "*.jsx"},
+	"ts":   {"*.ts", "*.tsx", "*.mts", "*.cts"},
+	"py":   {"*.py", "*.pyi"},
+	"rust": {"*.rs"},
+	"c":    {"*.c", "*.h"},
+	"cpp":  {"*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx", "*.h"},
+	"java": {"*.java"},
+	"rb":   {"*.rb"},
+	"sh":   {"*.sh", "*.bash", "*.zsh"},
+	"json": {"*.json"},
+	"yaml": {"*.yaml", "*.yml"},
+	"toml": {"*.toml"},
+	"md":   {"*.md", "*.markdown"},
+	"html": {"*.html", "*.htm"},
+	"css":  {"*.css", "*.scss", "*.less"},
+	"sql":  {"*.sql"},
+}
+
+type grepTool struct{ o Options }
+
+// NewGrep returns the grep tool: a regular-expression search over files
+// that honours .gitignore, with context lines and output grouped by file.
+func NewGrep(o Options) engine.Tool { return &grepTool{o: o} }
+
+func (*grepTool) Name() string                    { return "grep" }
+func (*grepTool) Concurrency() engine.Concurrency { return engine.Shared }
+func (*grepTool) Description() string {
+	return "Search file contents with a regular expression (Go RE2 syntax). Respects .gitignore and searches hidden files; " +
+		"binary files are skipped. Output is grouped by file, `N:text` for a matching line and `N-text` for context. " +
+		"Returns 20 matches by default; use limit and offset to page."
+}
+
+func (*grepTool) Schema() []byte {
+	return []byte(`{"type":"object","properties":{` +
+		`"pattern":{"type":"string","description":"Regular expression to search for"},` +
+		`"path":{"type":"string","description":"File or directory to search (default: working directory); may be a glob or a comma-separated list"},` +
+		`"glob":{"type":"string","description":"Only search files whose path matches this glob, e.g. *.go or src/**/*.ts"},` +
+		`"type":{"type":"string","description":"Only search files of this type (go, js, ts, py, rust, c, cpp, java, rb, sh, json, yaml, toml, md, html, css, sql)"},` +
+		`"i":{"type":"boolean","description":"Case-insensitive search"},` +
+		`"pre":{"type":"integer","minimum":0,"description":"Context lines before each match (default 3)"},` +
+		`"post":{"type":"integer","minimum":0,"description":"Context lines after each match (default 3)"},` +
+		`"multiline":{"type":"boolean","description":"Let the pattern span lines (automatic when it contains a newline)"},` +
+		`"gitignore":{"type":"boolean","description":"Respect .gitignore files (default true)"},` +
+		`"limit":{"type":"integer","description":"Maximum number of matches to return (default 20)"},` +
+		`"offset":{"type":"integer","description":"Number of matches to skip, for paging"}` +
+		`},"required":["pattern"],"additionalProperties":false}`)
+}
+
+type grepArgs struct {
+	Pattern   string `json:"pattern"`
+	Path      string `json:"path"`
+	Glob      string `json:"glob"`
+	Type      string `json:"type"`
+	I         bool   `json:"i"`
+	Pre       *int   `json:"pre"`
+	Post      *int   `json:"post"`
+	Multiline *bool  `json:"multiline"`
+	Gitignore *bool  `json:"gitignore"`
+	Limit     *int   `json:"limit"`
+	Offset    *int   `json:"offset"`
+}
+
+type grepFileCount struct {
+	Path  string `json:"path"`
+	Count int    `json:"count"`
+}
+
+type grepDetails struct {
+	ScopePath          string          `json:"scopePath"`
+	MatchCount         int             `json:"matchCount"`
+	FileCount          int             `json:"fileCount"`
+	Files              []string        `json:"files"`
+	FileMatches        []grepFileCount `json:"fileMatches"`
+	Truncated          bool            `json:"truncated"`
+	MatchLimitReached  bool            `json:"matchLimitReached,omitempty"`
+	ResultLimitReached bool            `json:"resultLimitReached,omitempty"`
+	LinesTruncated     bool            `json:"linesTruncated,omitempty"`
+}
+
+// grepFile is one searched file with its matching line numbers (1-based,
+// ascending) and its lines, kept for context output.
+type grepFile struct {
+	abs     string
+	rel     string // relative to the scope root, slash-separated
+	lines   []string
+	matches []int
+}
+
+func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.ToolResult)) (engine.ToolResult, error) {
+	var a grepArgs
+	if r, ok := decodeArgs("grep", call.Arguments, &a); !ok {
+		return r, nil
+	}
+	if a.Pattern == "" {
+		return failResult("Pattern must not be empty"), nil
+	}
+	offset, limit := 0, grepDefaultLimit
+	if a.Offset != nil {
+		if *a.Offset < 0 {
+			return failResult("Offset must be a non-negative number"), nil
+		}
+		offset = *a.Offset
+	}
+	if a.Limit != nil {
+		if *a.Limit < 0 {
+			return failResult("Limit must be a non-negative number"), nil
+		}
+		if *a.Limit > 0 {
+			limit = *a.Limit
+		}
+	}
+	pre, post := grepDefaultCtx, grepDefaultCtx
+	if a.Pre != nil && *a.Pre >= 0 {
+		pre = *a.Pre
+	}
+	if a.Post != nil && *a.Post >= 0 {
+		post = *a.Post
+	}
+	multiline := strings.Contains(a.Pattern, "\n") || strings.Contains(a.Pattern, `\n`)
+	if a.Multiline != nil {
+		multiline = *a.Multiline
+	}
+	expr := a.Pattern
+	if multiline {
+		expr = "(?m)" + expr
+	}
+	if a.I {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return failResult(fmt.Sprintf("Invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))), nil
+	}
+	var typeGlobs []string
+	if a.Type != "" {
+		g, ok := grepTypes[strings.ToLower(a.Type)]
+		if !ok {
+			return failResult(fmt.Sprintf("Unknown file type: %s", a.Type)), nil
+		}
+		typeGlobs = g
+	}
+	if a.Glob != "" && !doublestar.ValidatePattern(a.Glob) {
+		return failResult(fmt.Sprintf("Invalid glob: %s", a.Glob)), nil
+	}
+	useIgnore := a.Gitignore == nil || *a.Gitignore
+
+	scopeArg := a.Path
+	if strings.TrimSpace(scopeArg) == "" {
+		scopeArg = "."
+	}
+	scopes, pathGlob, singleFile, res, ok := t.resolveScope(scopeArg)
+	if !ok {
+		return res, nil
+	}
+	root := scopes[0]
+	if len(scopes) > 1 {
+		root = t.o.Cwd
+	}
+
+	fetch := (offset + limit) * grepFetchMultiple
+	if fetch > grepMaxFetch {
+		fetch = grepMaxFetch
+	}
+	if fetch < offset+limit {
+		fetch = offset + limit
+	}
+	d := grepDetails{ScopePath: displayPath(t.o.Cwd, resolveCwd(t.o.Cwd, scopeArg)), Files: []string{}, FileMatches: []grepFileCount{}}
+	if len(scopes) > 1 || pathGlob != "" {
+		d.ScopePath = scopeArg
+	}
+	var files []*grepFile
+	total := 0
+	search := func(abs string) error {
+		if total >= fetch {
+			d.MatchLimitReached = true
+			return fs.SkipAll
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(displayRel(root, abs), "./"))
+		if pathGlob != "" && !globMatch(pathGlob, rel) {
+			return nil
+		}
+		if a.Glob != "" && !globMatch(a.Glob, rel) {
+			return nil
+		}
+		if typeGlobs != nil && !anyGlob(typeGlobs, rel) {
+			return nil
+		}
+		f := grepSearch(abs, re, multiline, fetch-total)
+		if f == nil {
+			return nil
+		}
+		f.rel = rel
+		total += len(f.matches)
+		files = append(files, f)
+		return nil
+	}
+	for _, s := range scopes {
+		var err error
+		if fi, statErr := os.Stat(s); statErr == nil && !fi.IsDir() {
+			err = search(s)
+		} else {
+			err = walkFiles(ctx, s, useIgnore, true, func(p string, _ fs.DirEntry) error { return search(p) })
+		}
+		if ctx.Err() != nil {
+			return engine.ToolResult{}, ctx.Err()
+		}
+		if err == fs.SkipAll {
+			break
+		}
+		if err != nil {
+			return failResult(describeFSError(err)), nil
+		}
+	}
+	if total == 0 {
+		return warnResult("No matches found", mustJSON(d)), nil
+	}
+
+	picked := pickRoundRobin(files, offset, limit)
+	d.ResultLimitReached = total > offset+limit
+	var b strings.Builder
+	shown := 0
+	lastDir := "\x00"
+	for _, f := range files {
+		sel := picked[f]
+		if len(sel) == 0 {
+			continue
+		}
+		shown += len(sel)
+		d.Files = append(d.Files, displayPath(t.o.Cwd, f.abs))
+		d.FileMatches = append(d.FileMatches, grepFileCount{Path: displayPath(t.o.Cwd, f.abs), Count: len(sel)})
+		if !singleFile {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			dir, base := path.Split(f.rel)
+			dir = strings.TrimSuffix(dir, "/")
+			switch {
+			case dir == "":
+				fmt.Fprintf(&b, "# %s\n", base)
+				lastDir = "\x00"
+			case dir == lastDir:
+				fmt.Fprintf(&b, "## └─ %s\n", base)
+			default:
+				fmt.Fprintf(&b, "# %s\n## └─ %s\n", dir, base)
+				lastDir = dir
+			}
+		}
+		if writeGrepLines(&b, f, sel, pre, post) {
+			d.LinesTruncated = true
+		}
+	}
+	d.MatchCount = shown
+	d.FileCount = len(d.Files)
+	out := strings.TrimRight(b.String(), "\n")
+	var notes []string
+	if d.ResultLimitReached || d.MatchLimitReached {
+		d.Truncated = true
+		notes = append(notes, fmt.Sprintf("[%d matches limit reached. Use limit=%d for more]", limit, limit*2))
+	}
+	if d.LinesTruncated {
+		d.Truncated = true
+		notes = append(notes, fmt.Sprintf("[Some lines truncated to %d chars]", GrepMaxColumn))
+	}
+	if len(notes) > 0 {
+		out += "\n\n" + strings.Join(notes, "\n")
+	}
+	if shown == 0 {
+		// Every match was skipped by the offset.
+		return warnResult(fmt.Sprintf("No matches found (offset %d is past the %d matches)", offset, total), mustJSON(d)), nil
+	}
+	return textResult(out, mustJSON(d)), nil
+}
+
+// resolveScope turns grep's path argument into the roots to search: one
+// path, a comma-separated list of paths, or a glob whose static prefix is
+// the root and whose remainder filters the files.
+func (t *grepTool) resolveScope(arg string) (roots []string, glob string, singleFile bool, res engine.ToolResult, ok bool) {
+	abs := resolveCwd(t.o.Cwd, arg)
+	if fi, err := os.Stat(abs); err == nil {
+		return []string{abs}, "", !fi.IsDir(), engine.ToolResult{}, true
+	}
+	if strings.Contains(arg, ",") {
+		for _, p := range strings.Split(arg, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			q := resolveCwd(t.o.Cwd, p)
+			if _, err := os.Stat(q); err != nil {
+				return nil, "", false, failResult("Path not found: " + p), false
+			}
+			roots = append(roots, q)
+		}
+		if len(roots) > 0 {
+			return roots, "", false, engine.ToolResult{}, true
+		}
+	}
+	if strings.ContainsAny(arg, "*?[{") {
+		base, pat := doublestar.SplitPattern(filepath.ToSlash(arg))
+		q := resolveCwd(t.o.Cwd, base)
+		if fi, err := os.Stat(q); err == nil && fi.IsDir() && doublestar.ValidatePattern(pat) {
+			return []string{q}, pat, false, engine.ToolResult{}, true
+		}
+	}
+	return nil, "", false, failResult("Path not found: " + arg), false
+}
+
+// displayRel is abs relative to root, or abs itself outside it.
+func displayRel(root, abs string) string {
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == "." {
+		return filepath.Base(abs)
+	}
+	return rel
+}
+
+// globMatch matches a glob against a slash path: a pattern without a
+// slash matches the base name at any depth, as ripgrep's --glob does.
+func globMatch(pattern, rel string) bool {
+	if !strings.Contains(pattern, "/") {
+		ok, _ := doublestar.Match(pattern, path.Base(rel))
+		return ok
+	}
+	ok, _ := doublestar.Match(pattern, rel)
+	return ok
+}
+
+func anyGlob(patterns []string, rel string) bool {
+	for _, p := range patterns {
+		if globMatch(p, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// grepSearch returns the file's matching lines, at most max of them, or
+// nil when it has none, is binary or cannot be read.
+func grepSearch(abs string, re *regexp.Regexp, multiline bool, max int) *grepFile {
+	data, err := os.ReadFile(abs)
+	if err != nil || isBinary(data) {
+		return nil
+	}
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	f := &grepFile{abs: abs, lines: lines}
+	if multiline {
+		// Every line a match spans counts as a matching line.
+		starts := lineStarts(text)
+		seen := map[int]bool{}
+		for _, loc := range re.FindAllStringIndex(text, -1) {
+			first := lineAt(starts, loc[0])
+			last := first
+			if loc[1] > loc[0] {
+				last = lineAt(starts, loc[1]-1)
+			}
+			for n := first; n <= last && n <= len(lines); n++ {
+				if !seen[n] {
+					seen[n] = true
+					f.matches = append(f.matches, n)
+				}
+			}
+			if len(f.matches) >= max {
+				break
+			}
+		}
+		sort.Ints(f.matches)
+	} else {
+		for i, l := range lines {
+			if re.MatchString(l) {
+				f.matches = append(f.matches, i+1)
+				if len(f.matches) >= max {
+					break
+				}
+			}
+		}
+	}
+	if len(f.matches) > max {
+		f.matches = f.matches[:max]
+	}
+	if len(f.matches) == 0 {
+		return nil
+	}
+	return f
+}
+
+func lineStarts(text string) []int {
+	starts := []int{0}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// lineAt is the 1-based line holding byte offset off.
+func lineAt(starts []int, off int) int {
+	return sort.Search(len(starts), func(i int) bool { return starts[i] > off })
+}
+
+// pickRoundRobin chooses which matches to show: the first match of each
+// file, then the second of each, and so on, so one noisy file cannot hide
+// the others; offset and limit apply to that order.
+func pickRoundRobin(files []*grepFile, offset, limit int) map[*grepFile][]int {
+	picked := map[*grepFile][]int{}
+	n := 0
+	for round := 0; n < offset+limit; round++ {
+		any := false
+		for _, f := range files {
+			if round >= len(f.matches) {
+				continue
+			}
+			any = true
+			if n >= offset {
+				picked[f] = append(picked[f], f.matches[round])
+			}
+			n++
+			if n >= offset+limit {
+				break
+			}
+		}
+		if !any {
+			break
+		}
+	}
+	for _, sel := range picked {
+		sort.Ints(sel)
+	}
+	return picked
+}
+
+// writeGrepLines writes the selected matches of f with their context,
+// line numbers right-aligned to a common width; it reports whether a line
+// had to be cut.
+func writeGrepLines(b *strings.Builder, f *grepFile, sel []int, pre, post int) bool {
+	isMatch := map[int]bool{}
+	for _, m := range sel {
+		isMatch[m] = true
+	}
+	var show []int
+	last := 0
+	for _, m := range sel {
+		from, to := m-pre, m+post
+		if from < 1 {
+			from = 1
+		}
+		if to > len(f.lines) {
+			to = len(f.lines)
+		}
+		if from <= last {
+			from = last + 1
+		}
+		for n := from; n <= to; n++ {
+			show = append(show, n)
+		}
+		if to > last {
+			last = to
+		}
+	}
+	width := len(strconv.Itoa(last))
+	cut := false
+	for _, n := range show {
+		line := f.lines[n-1]
+		if len(line) > GrepMaxColumn {
+			line = cutUTF8(line, GrepMaxColumn)
+			cut = true
+		}
+		sep := "-"
+		if isMatch[n] {
+			sep = ":"
+		}
+		fmt.Fprintf(b, "%*d%s%s\n", width, n, sep, line)
+	}
+	return cut
+}
