@@ -260,11 +260,13 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 		d.Files = append(d.Files, displayPath(t.o.Cwd, f.abs))
 		d.FileMatches = append(d.FileMatches, grepFileCount{Path: displayPath(t.o.Cwd, f.abs), Count: len(sel)})
 		if !singleFile {
-			if b.Len() > 0 {
-				b.WriteString("\n")
-			}
+			// A group is a file of the scope root, or a directory with
+			// its files; groups are separated by a blank line.
 			dir, base := path.Split(f.rel)
 			dir = strings.TrimSuffix(dir, "/")
+			if b.Len() > 0 && (dir == "" || dir != lastDir) {
+				b.WriteString("\n")
+			}
 			switch {
 			case dir == "":
 				fmt.Fprintf(&b, "# %s\n", base)
