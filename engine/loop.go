@@ -42,8 +42,14 @@ func (s *Session) startRun(prompts []Message) {
 	go func() {
 		defer s.wg.Done()
 		s.runLoop(ctx, r, pending)
+		// agent_end and the switch to idle are one actor step: a host that
+		// sends a prompt as soon as it reads agent_end must find the
+		// session idle, never "already processing".
+		s.Call(func() {
+			s.emit(AgentEnd{Messages: r.newMessages})
+			s.finishRun(r)
+		})
 		cancel(nil)
-		s.Post(func() { s.finishRun(r) })
 	}()
 }
 
@@ -100,7 +106,6 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				s.Call(func() {
 					results := s.placeholderResults(r, msg)
 					s.emit(TurnEnd{Message: msg, ToolResults: results})
-					s.emit(AgentEnd{Messages: r.newMessages})
 				})
 				return
 			}
@@ -127,7 +132,6 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 		}
 		pending = follow
 	}
-	s.Call(func() { s.emit(AgentEnd{Messages: r.newMessages}) })
 }
 
 // buildRequest snapshots what the next model call sends. (actor)

@@ -162,3 +162,36 @@ func TestAppendStateJSONMatchesMarshal(t *testing.T) {
 		}
 	})
 }
+
+// A host that prompts as soon as it reads agent_end must find the session
+// idle: agent_end and the switch to idle are one step of the actor. The
+// sink posts the next prompt while agent_end is being emitted, the
+// earliest moment a host could.
+func TestPromptRightAfterAgentEndIsAccepted(t *testing.T) {
+	t.Parallel()
+	n := &endNotifier{errs: make(chan error, 1)}
+	s := newTestSession(t, textReply("ok"), n)
+	n.s = s
+	s.Call(func() {
+		if err := s.Prompt("first", PromptOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := <-n.errs; err != nil {
+		t.Fatalf("prompt after agent_end: %v", err)
+	}
+}
+
+type endNotifier struct {
+	s     *Session
+	errs  chan error
+	fired bool
+}
+
+func (n *endNotifier) Event(ev Event) {
+	if ev.EventType() != "agent_end" || n.fired {
+		return
+	}
+	n.fired = true
+	n.s.Post(func() { n.errs <- n.s.Prompt("second", PromptOptions{}) })
+}
