@@ -97,6 +97,9 @@ func (t *editTool) apply(e editEntry) (editFileResult, string) {
 		res.Error = fmt.Sprintf(format, args...)
 		return res, ""
 	}
+	if strings.TrimSpace(e.Path) == "" {
+		return fail("Path must not be empty")
+	}
 	if strings.HasSuffix(strings.ToLower(e.Path), ".ipynb") {
 		return fail("Cannot edit Jupyter notebooks with the Edit tool. Use the NotebookEdit tool instead.")
 	}

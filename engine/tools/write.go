@@ -3,8 +3,11 @@ package tools
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -41,7 +44,7 @@ func (t *writeTool) Run(_ context.Context, call engine.ToolCall, _ func(engine.T
 	if r, ok := decodeArgs("write", call.Arguments, &a); !ok {
 		return r, nil
 	}
-	if a.Path == "" {
+	if strings.TrimSpace(a.Path) == "" {
 		return failResult("Path must not be empty"), nil
 	}
 	abs := resolveCwd(t.o.Cwd, a.Path)
@@ -62,9 +65,20 @@ func (t *writeTool) Run(_ context.Context, call engine.ToolCall, _ func(engine.T
 // crash or a full disk leaves either the old file or the new one, never a
 // truncated mix.
 func writeFileAtomic(path string, data []byte) error {
+	// Write through a symlink to its target, as a plain write would; the
+	// rename would otherwise replace the link itself with a regular file.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
+		// The rename needs only the directory to be writable; a file the
+		// user made read-only must still refuse the write, as a plain
+		// open for writing would.
+		if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+			return &fs.PathError{Op: "write", Path: path, Err: err}
+		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".xcsh-*")
 	if err != nil {
