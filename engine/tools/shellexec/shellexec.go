@@ -68,6 +68,7 @@ type tail struct {
 	every    time.Duration
 	notify   func(string)
 	closed   bool
+	timer    *time.Timer // pending trailing notification, nil when none
 }
 
 func (t *tail) Write(p []byte) (int, error) {
@@ -84,11 +85,41 @@ func (t *tail) Write(p []byte) (int, error) {
 		t.dropped = true
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
-	if t.notify != nil && !t.closed && time.Since(t.last) >= t.every {
-		t.last = time.Now()
-		t.notify(string(t.buf))
+	if t.notify != nil && !t.closed {
+		// Throttle with a leading and a trailing edge: the first output is
+		// shown at once, later output at most once per interval, and the
+		// last burst is shown even when nothing follows it (a command that
+		// prints a line and then works quietly).
+		if wait := t.every - time.Since(t.last); wait <= 0 {
+			t.flushLocked()
+		} else if t.timer == nil {
+			t.timer = time.AfterFunc(wait, func() {
+				t.mu.Lock()
+				defer t.mu.Unlock()
+				t.timer = nil
+				if !t.closed {
+					t.flushLocked()
+				}
+			})
+		}
 	}
 	return len(p), nil
+}
+
+func (t *tail) flushLocked() {
+	t.last = time.Now()
+	t.notify(t.text())
+}
+
+// close stops notifications; Run calls it before returning.
+func (t *tail) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
 }
 
 // text returns the kept tail, starting at a line boundary when output was
@@ -122,7 +153,7 @@ func Run(ctx context.Context, command string, o Options) (Result, error) {
 		timer := time.AfterFunc(o.Timeout, func() { timedOut.Store(true); cancel() })
 		defer timer.Stop()
 	}
-	out := &tail{max: o.MaxBytes, notify: o.OnOutput, every: o.Interval, last: time.Now()}
+	out := &tail{max: o.MaxBytes, notify: o.OnOutput, every: o.Interval}
 	cmd := exec.CommandContext(runCtx, shell, "-c", command)
 	cmd.Dir = o.Cwd
 	cmd.Stdin = nil
@@ -151,8 +182,8 @@ func Run(ctx context.Context, command string, o Options) (Result, error) {
 	err := cmd.Wait()
 	// Whatever happened, leave no member of the group behind.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	out.close()
 	out.mu.Lock()
-	out.closed = true
 	res := Result{Output: out.text(), Truncated: out.dropped, TotalBytes: out.total}
 	if out.total > 0 {
 		res.TotalLines = out.newlines + 1

@@ -138,3 +138,35 @@ func TestShellBashResult(t *testing.T) {
 		t.Fatalf("cancelled: %+v %v", r, err)
 	}
 }
+
+// The throttle has a leading edge (the first output shows at once, even
+// with a long interval) and a trailing edge (the last burst shows even
+// when the command then goes quiet).
+func TestOnOutputLeadingAndTrailingEdges(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	got := make(chan string, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// "one" then, in the same interval, "two"; then quiet until the
+		// test has seen both.
+		cmd := "echo one; echo two; while [ ! -e seen ]; do sleep 0.01; done"
+		if _, err := Run(context.Background(), cmd, Options{Cwd: dir, Interval: 30 * time.Millisecond,
+			OnOutput: func(s string) { got <- s }}); err != nil {
+			t.Error(err)
+		}
+	}()
+	deadline := time.After(10 * time.Second)
+	for last := ""; last != "one\ntwo\n"; {
+		select {
+		case last = <-got:
+		case <-deadline:
+			t.Fatalf("trailing output never shown; last %q", last)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "seen"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+}
