@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -101,6 +100,12 @@ func (t *findTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 	if base == "." && strings.HasPrefix(slashed, "/") {
 		base = "/"
 	}
+	if !strings.Contains(slashed, "/") && !strings.HasPrefix(glob, "**") {
+		// A pattern without a slash matches file names at any depth; one
+		// with a base directory (src/*.ts) is anchored there, as the
+		// original's parseFindPattern does.
+		glob = "**/" + glob
+	}
 	scope := resolveCwd(t.o.Cwd, base)
 	if scope == "/" {
 		return failResult("Searching from root directory '/' is not allowed"), nil
@@ -156,8 +161,7 @@ func (t *findTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 	return textResult(out, mustJSON(d)), nil
 }
 
-// walk lists the files under scope whose path relative to it matches glob;
-// a glob without a slash matches base names at any depth.
+// walk lists the files under scope whose path relative to it matches glob.
 func (t *findTool) walk(ctx context.Context, scope, glob string, hidden, useIgnore bool) ([]foundFile, error) {
 	var out []foundFile
 	err := walkFiles(ctx, scope, useIgnore, hidden, func(p string, de fs.DirEntry) error {
@@ -165,12 +169,7 @@ func (t *findTool) walk(ctx context.Context, scope, glob string, hidden, useIgno
 		if err != nil {
 			return nil
 		}
-		rel = filepath.ToSlash(rel)
-		subject := rel
-		if !strings.Contains(glob, "/") && glob != "**" {
-			subject = path.Base(rel)
-		}
-		if ok, _ := doublestar.Match(glob, subject); !ok {
+		if ok, _ := doublestar.Match(glob, filepath.ToSlash(rel)); !ok {
 			return nil
 		}
 		var mtime time.Time

@@ -216,7 +216,10 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 		if typeGlobs != nil && !anyGlob(typeGlobs, rel) {
 			return nil
 		}
-		f := grepSearch(abs, re, multiline, fetch-total)
+		f, more := grepSearch(abs, re, multiline, fetch-total)
+		if more {
+			d.MatchLimitReached = true
+		}
 		if f == nil {
 			return nil
 		}
@@ -250,36 +253,47 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 	d.ResultLimitReached = total > offset+limit
 	var b strings.Builder
 	shown := 0
-	lastDir := "\x00"
+	// A group is a file of the scope root, or a directory with its files;
+	// groups are separated by a blank line. A directory's files stay in one
+	// group (in order of first appearance, as the original's grouping map
+	// does) even when the walk visits a subdirectory between them.
+	var groups []string
+	byGroup := map[string][]*grepFile{}
 	for _, f := range files {
-		sel := picked[f]
-		if len(sel) == 0 {
+		if len(picked[f]) == 0 {
 			continue
 		}
-		shown += len(sel)
-		d.Files = append(d.Files, displayPath(t.o.Cwd, f.abs))
-		d.FileMatches = append(d.FileMatches, grepFileCount{Path: displayPath(t.o.Cwd, f.abs), Count: len(sel)})
-		if !singleFile {
-			// A group is a file of the scope root, or a directory with
-			// its files; groups are separated by a blank line.
-			dir, base := path.Split(f.rel)
-			dir = strings.TrimSuffix(dir, "/")
-			if b.Len() > 0 && (dir == "" || dir != lastDir) {
-				b.WriteString("\n")
-			}
-			switch {
-			case dir == "":
-				fmt.Fprintf(&b, "# %s\n", base)
-				lastDir = "\x00"
-			case dir == lastDir:
-				fmt.Fprintf(&b, "## └─ %s\n", base)
-			default:
-				fmt.Fprintf(&b, "# %s\n## └─ %s\n", dir, base)
-				lastDir = dir
-			}
+		key := "\x00" + f.rel // a root file is a group of its own
+		if dir := path.Dir(f.rel); dir != "." {
+			key = dir
 		}
-		if writeGrepLines(&b, f, sel, pre, post) {
-			d.LinesTruncated = true
+		if _, ok := byGroup[key]; !ok {
+			groups = append(groups, key)
+		}
+		byGroup[key] = append(byGroup[key], f)
+	}
+	for _, key := range groups {
+		for i, f := range byGroup[key] {
+			sel := picked[f]
+			shown += len(sel)
+			d.Files = append(d.Files, displayPath(t.o.Cwd, f.abs))
+			d.FileMatches = append(d.FileMatches, grepFileCount{Path: displayPath(t.o.Cwd, f.abs), Count: len(sel)})
+			if !singleFile {
+				if i == 0 && b.Len() > 0 {
+					b.WriteString("\n")
+				}
+				switch {
+				case strings.HasPrefix(key, "\x00"):
+					fmt.Fprintf(&b, "# %s\n", path.Base(f.rel))
+				case i == 0:
+					fmt.Fprintf(&b, "# %s\n## └─ %s\n", key, path.Base(f.rel))
+				default:
+					fmt.Fprintf(&b, "## └─ %s\n", path.Base(f.rel))
+				}
+			}
+			if writeGrepLines(&b, f, sel, pre, post) {
+				d.LinesTruncated = true
+			}
 		}
 	}
 	d.MatchCount = shown
@@ -288,14 +302,15 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 	var notes []string
 	if d.ResultLimitReached || d.MatchLimitReached {
 		d.Truncated = true
-		notes = append(notes, fmt.Sprintf("[%d matches limit reached. Use limit=%d for more]", limit, limit*2))
+		notes = append(notes, fmt.Sprintf("%d matches limit reached. Use limit=%d for more", limit, limit*2))
 	}
 	if d.LinesTruncated {
 		d.Truncated = true
-		notes = append(notes, fmt.Sprintf("[Some lines truncated to %d chars]", GrepMaxColumn))
+		notes = append(notes, fmt.Sprintf("Some lines truncated to %d chars", GrepMaxColumn))
 	}
 	if len(notes) > 0 {
-		out += "\n\n" + strings.Join(notes, "\n")
+		// One bracket, parts joined by ". " (agent-core.md §4.1).
+		out += "\n\n[" + strings.Join(notes, ". ") + "]"
 	}
 	if shown == 0 {
 		// Every match was skipped by the offset.
@@ -368,15 +383,16 @@ func anyGlob(patterns []string, rel string) bool {
 }
 
 // grepSearch returns the file's matching lines, at most max of them, or
-// nil when it has none, is binary or cannot be read.
-func grepSearch(abs string, re *regexp.Regexp, multiline bool, max int) *grepFile {
+// nil when it has none, is binary or cannot be read; more reports that
+// the file had matches beyond max.
+func grepSearch(abs string, re *regexp.Regexp, multiline bool, max int) (f *grepFile, more bool) {
 	data, err := os.ReadFile(abs)
 	if err != nil || isBinary(data) {
-		return nil
+		return nil, false
 	}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	f := &grepFile{abs: abs, lines: lines}
+	f = &grepFile{abs: abs, lines: lines}
 	if multiline {
 		// Every line a match spans counts as a matching line.
 		starts := lineStarts(text)
@@ -393,7 +409,7 @@ func grepSearch(abs string, re *regexp.Regexp, multiline bool, max int) *grepFil
 					f.matches = append(f.matches, n)
 				}
 			}
-			if len(f.matches) >= max {
+			if len(f.matches) > max {
 				break
 			}
 		}
@@ -402,19 +418,19 @@ func grepSearch(abs string, re *regexp.Regexp, multiline bool, max int) *grepFil
 		for i, l := range lines {
 			if re.MatchString(l) {
 				f.matches = append(f.matches, i+1)
-				if len(f.matches) >= max {
+				if len(f.matches) > max {
 					break
 				}
 			}
 		}
 	}
 	if len(f.matches) > max {
-		f.matches = f.matches[:max]
+		f.matches, more = f.matches[:max], true
 	}
 	if len(f.matches) == 0 {
-		return nil
+		return nil, more
 	}
-	return f
+	return f, more
 }
 
 func lineStarts(text string) []int {
