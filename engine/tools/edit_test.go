@@ -406,20 +406,7 @@ func TestEditToolBadArguments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			res, err := edit.Run(t.Context(), engine.ToolCall{ID: "c1", Name: "edit", Arguments: []byte(tt.args)}, nil)
-			if err != nil {
-				t.Fatalf("Go error %v; bad arguments must be an error result", err)
-			}
-			if !res.IsError || res.IsWarning {
-				t.Errorf("flags isError=%v isWarning=%v", res.IsError, res.IsWarning)
-			}
-			got := text(res)
-			if prefix, ok := strings.CutSuffix(tt.want, "…"); ok {
-				if !strings.HasPrefix(got, prefix) || got == prefix {
-					t.Errorf("text %q, want prefix %q", got, prefix)
-				}
-			} else if got != tt.want {
-				t.Errorf("text %q, want %q", got, tt.want)
-			}
+			wantFailure(t, res, err, tt.want)
 		})
 	}
 	t.Cleanup(func() {

@@ -39,7 +39,7 @@ func TestGrepOutputFormat(t *testing.T) {
 		"pkg/z.go":     "package z\n// TODO three\n",
 		"z.txt":        "TODO root\n",
 	}
-	padded := strings.Replace(numbered(12), "line 10\n", "TODO ten\n", 1)
+	padded := strings.Replace(readTestLines(12), "l10\n", "TODO ten\n", 1)
 	tests := []struct {
 		name      string
 		files     map[string]string
@@ -69,7 +69,7 @@ func TestGrepOutputFormat(t *testing.T) {
 			name:  "line numbers padded to a common width",
 			files: map[string]string{"f.txt": padded},
 			args:  `{"pattern":"TODO","pre":2,"post":1}`,
-			want:  "# f.txt\n 8-line 8\n 9-line 9\n10:TODO ten\n11-line 11",
+			want:  "# f.txt\n 8-l8\n 9-l9\n10:TODO ten\n11-l11",
 		},
 		{
 			name:  "groups: root files, then one group per directory",

@@ -372,20 +372,7 @@ func TestReadToolBadArguments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			res, err := read.Run(t.Context(), engine.ToolCall{ID: "c1", Name: "read", Arguments: []byte(tt.args)}, nil)
-			if err != nil {
-				t.Fatalf("Go error %v; bad arguments must be an error result", err)
-			}
-			if !res.IsError || res.IsWarning {
-				t.Errorf("flags isError=%v isWarning=%v", res.IsError, res.IsWarning)
-			}
-			got := text(res)
-			if prefix, ok := strings.CutSuffix(tt.want, "…"); ok {
-				if !strings.HasPrefix(got, prefix) || got == prefix {
-					t.Errorf("text %q, want prefix %q", got, prefix)
-				}
-			} else if got != tt.want {
-				t.Errorf("text %q, want %q", got, tt.want)
-			}
+			wantFailure(t, res, err, tt.want)
 			if string(res.Details) != "{}" {
 				t.Errorf("details %s", res.Details)
 			}
@@ -439,5 +426,18 @@ func TestReadToolCancelledContext(t *testing.T) {
 				t.Errorf("got %q isError=%v, want %q isError=%v", text(res), res.IsError, tt.want, tt.isErr)
 			}
 		})
+	}
+}
+
+func TestFormatAge(t *testing.T) {
+	t.Parallel()
+	for age, want := range map[time.Duration]string{
+		10 * time.Second: "just now", 5 * time.Minute: "5m ago", 2 * time.Hour: "2h ago",
+		3 * 24 * time.Hour: "3d ago", 14 * 24 * time.Hour: "2w ago", 60 * 24 * time.Hour: "2mo ago",
+		800 * 24 * time.Hour: "2y ago",
+	} {
+		if got := formatAge(age); got != want {
+			t.Errorf("formatAge(%v) = %q, want %q", age, got, want)
+		}
 	}
 }

@@ -78,3 +78,24 @@ func cancelled() context.Context {
 	cancel()
 	return ctx
 }
+
+// wantFailure checks a call that must fail as a result the model sees:
+// no Go error, isError without isWarning, and the text want exactly, or
+// (when want ends in "…") a longer text starting with the rest.
+func wantFailure(t *testing.T, res engine.ToolResult, err error, want string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("Go error %v; failures must be error results", err)
+	}
+	if !res.IsError || res.IsWarning {
+		t.Errorf("flags isError=%v isWarning=%v", res.IsError, res.IsWarning)
+	}
+	got := text(res)
+	if prefix, ok := strings.CutSuffix(want, "…"); ok {
+		if !strings.HasPrefix(got, prefix) || got == prefix {
+			t.Errorf("text %q, want prefix %q", got, prefix)
+		}
+	} else if got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+}

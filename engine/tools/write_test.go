@@ -159,20 +159,7 @@ func TestWriteToolErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			res, err := w.Run(t.Context(), engine.ToolCall{ID: "c1", Name: "write", Arguments: []byte(tt.args)}, nil)
-			if err != nil {
-				t.Fatalf("Go error %v; failures must be error results", err)
-			}
-			if !res.IsError || res.IsWarning {
-				t.Errorf("flags isError=%v isWarning=%v", res.IsError, res.IsWarning)
-			}
-			got := text(res)
-			if prefix, ok := strings.CutSuffix(tt.want, "…"); ok {
-				if !strings.HasPrefix(got, prefix) || got == prefix {
-					t.Errorf("text %q, want prefix %q", got, prefix)
-				}
-			} else if got != tt.want {
-				t.Errorf("text %q, want %q", got, tt.want)
-			}
+			wantFailure(t, res, err, tt.want)
 		})
 	}
 	// Cleanup runs after the parallel subtests: none of them changed anything.
