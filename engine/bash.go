@@ -1,12 +1,6 @@
 package engine
 
-import (
-	"context"
-	"errors"
-)
-
-// ErrNoShell: the session has no Shell wired (the RPC bash command).
-var ErrNoShell = errors.New("bash is not available in this session")
+import "context"
 
 // ExecuteBash runs a user shell command (the RPC bash command) on its own
 // goroutine, so the actor keeps serving (abort_bash, get_state) meanwhile;
@@ -19,24 +13,22 @@ func (s *Session) ExecuteBash(command string, done func(BashResult, error)) {
 		done(BashResult{}, ErrNoShell)
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.bashMu.Lock()
-	s.bashCancels[&cancel] = cancel
-	s.bashMu.Unlock()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	remove := s.acts.add(ActBash, cancel)
 	// Commands run one at a time, in the order they were sent, like the
 	// original's single shell: a piped script gets its results in order.
 	prev, mine := s.bashTail, make(chan struct{})
 	s.bashTail = mine
+	s.wg.Add(1)
 	go func() {
+		defer s.wg.Done()
 		defer close(mine)
 		if prev != nil {
 			<-prev
 		}
 		res, err := s.cfg.Shell.Exec(ctx, command)
-		s.bashMu.Lock()
-		delete(s.bashCancels, &cancel)
-		s.bashMu.Unlock()
-		cancel()
+		remove()
+		cancel(nil)
 		s.Post(func() {
 			if err == nil {
 				s.recordBash(command, res)
@@ -46,24 +38,17 @@ func (s *Session) ExecuteBash(command string, done func(BashResult, error)) {
 	}()
 }
 
-// AbortBash cancels every running RPC bash command. Safe from any
-// goroutine, so the reader can call it ahead of the queue.
-func (s *Session) AbortBash() {
-	s.bashMu.Lock()
-	for _, c := range s.bashCancels {
-		c()
-	}
-	s.bashMu.Unlock()
-}
+// AbortBash cancels every running RPC bash command: Cancel(ActBash).
+func (s *Session) AbortBash() { s.Cancel(ActBash) }
 
 func (s *Session) recordBash(command string, res BashResult) {
 	m := &BashExecutionMessage{
 		Command: command, Output: res.Output, ExitCode: res.ExitCode,
 		Cancelled: res.Cancelled, Truncated: res.Truncated, Timestamp: s.now(),
 	}
-	if s.run != nil {
+	if s.phase != PhaseIdle {
 		s.deferredBash = append(s.deferredBash, m)
 		return
 	}
-	s.messages = append(s.messages, m)
+	s.appendMessage(m)
 }

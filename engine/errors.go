@@ -14,4 +14,6 @@ var (
 	ErrNoModel = errors.New("No model selected.\n\nUse /login, set an API key environment variable, or create ~/.xcsh/agent/models.json\n\nThen use /model to select a model.")
 	// ErrInvalidMode: an unknown queue or interrupt mode.
 	ErrInvalidMode = errors.New("invalid mode")
+	// ErrNoShell: the session has no Shell wired (the RPC bash command).
+	ErrNoShell = errors.New("bash is not available in this session")
 )

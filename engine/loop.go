@@ -12,22 +12,39 @@ var errAborted = errors.New(AbortedMessage)
 // run is the actor-side record of an active run.
 type run struct {
 	newMessages []Message
+	// tools is the tool set the current request offered: tool calls are
+	// resolved against it, whatever SetTools did meanwhile. Written on the
+	// executor in buildRequest, read by the run goroutine after that Call.
+	tools []Tool
+	model Model // the model of the current request
 	// Open block indexes of the partial, by kind (-1 when none).
 	curText, curThinking, curTool int
 	stop                          StopReason
+}
+
+// postRun is work a run goroutine does after agent_end while the session
+// stays busy in phase (retry backoff, auto-compaction). work runs on the
+// run goroutine under the activity's own cancellable context, registered
+// as act; it reports whether the run starts again (a retry) or the
+// session goes idle.
+type postRun struct {
+	phase Phase
+	act   ActivityKind
+	work  func(ctx context.Context) (again bool)
 }
 
 // startRun begins a run with the given prompt messages. (actor)
 func (s *Session) startRun(prompts []Message) {
 	r := &run{}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	s.cancelMu.Lock()
-	s.cancel = cancel
-	s.cancelMu.Unlock()
+	removeRun := s.acts.add(ActRun, cancel)
 	s.run = r
+	s.phase = PhaseRunning
 	// Bash executions recorded during the previous run join the context
 	// before the new prompt, as the original flushes them.
-	s.messages = append(s.messages, s.deferredBash...)
+	for _, m := range s.deferredBash {
+		s.appendMessage(m)
+	}
 	s.deferredBash = nil
 	// The opening events are emitted here, on the actor, so they follow the
 	// prompt's acknowledgement directly and precede anything the host sends
@@ -41,16 +58,52 @@ func (s *Session) startRun(prompts []Message) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.runLoop(ctx, r, pending)
-		// agent_end and the switch to idle are one actor step: a host that
-		// sends a prompt as soon as it reads agent_end must find the
-		// session idle, never "already processing".
-		s.Call(func() {
-			s.emit(AgentEnd{Messages: r.newMessages})
-			s.finishRun(r)
-		})
+		s.activity(ctx, r, pending)
+		removeRun()
 		cancel(nil)
 	}()
+}
+
+// activity is the run goroutine: it owns the whole activity of a prompt,
+// from agent_start through any post-run work to the session going idle.
+func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
+	for {
+		s.runLoop(ctx, r, pending)
+		var post *postRun
+		// agent_end and the choice of what comes next are one actor step:
+		// a host that sends a prompt as soon as it reads agent_end finds the
+		// session idle, or busy in a post-run phase, never in between.
+		s.Call(func() {
+			s.emit(AgentEnd{Messages: r.newMessages})
+			if s.afterRun != nil && ctx.Err() == nil {
+				post = s.afterRun(r)
+			}
+			if post == nil {
+				s.finishRun(r)
+			} else {
+				s.phase = post.phase
+			}
+		})
+		if post == nil {
+			return
+		}
+		pctx, pcancel := context.WithCancelCause(context.Background())
+		remove := s.acts.add(post.act, pcancel)
+		again := post.work(pctx) && ctx.Err() == nil
+		remove()
+		pcancel(nil)
+		if !again {
+			s.Call(func() { s.finishRun(r) })
+			return
+		}
+		s.Call(func() {
+			s.phase = PhaseRunning
+			r.newMessages = nil
+			s.emit(AgentStart{})
+			s.emit(TurnStart{})
+		})
+		pending = nil
+	}
 }
 
 // finishRun marks the session idle and releases idle waiters. (actor)
@@ -59,9 +112,7 @@ func (s *Session) finishRun(r *run) {
 		return
 	}
 	s.run = nil
-	s.cancelMu.Lock()
-	s.cancel = nil
-	s.cancelMu.Unlock()
+	s.phase = PhaseIdle
 	waiters := s.idleWaiters
 	s.idleWaiters = nil
 	for _, w := range waiters {
@@ -69,16 +120,20 @@ func (s *Session) finishRun(r *run) {
 	}
 }
 
-// addMessage appends a finished message to the context and the run. (actor)
+// addMessage records a finished message in the session and the run.
+// (actor)
 func (s *Session) addMessage(r *run, m Message) {
-	s.messages = append(s.messages, m)
+	s.appendMessage(m)
 	r.newMessages = append(r.newMessages, m)
 }
 
+// emitMessage announces a complete message; it is recorded between its
+// start and its end, so a store has it before the host sees message_end.
+// (actor)
 func (s *Session) emitMessage(r *run, m Message) {
 	s.emit(MessageStart{Message: m})
-	s.emit(MessageEnd{Message: m})
 	s.addMessage(r, m)
+	s.emit(MessageEnd{Message: m})
 }
 
 // runLoop is the agent loop of agent-core.md §3.3. It runs on its own
@@ -97,7 +152,7 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				for _, p := range pending {
 					s.emitMessage(r, p)
 				}
-				req = s.buildRequest()
+				req = s.buildRequest(r)
 			})
 			firstTurn, pending = false, nil
 
@@ -134,17 +189,20 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 	}
 }
 
-// buildRequest snapshots what the next model call sends. (actor)
-func (s *Session) buildRequest() *Request {
+// buildRequest snapshots what the next model call sends, and the tools
+// and model the run resolves this turn against. (actor)
+func (s *Session) buildRequest(r *run) *Request {
+	r.model = *s.set.model
+	r.tools = s.set.tools
 	req := &Request{
-		Model:        *s.model,
-		SystemPrompt: s.cfg.SystemPrompt,
-		Messages:     ConvertToLLM(s.messages),
+		Model:        r.model,
+		SystemPrompt: s.set.systemPrompt,
+		Messages:     ConvertToLLM(s.rec.context),
 	}
-	if s.thinking != ThinkingOff {
-		req.ThinkingLevel = s.thinking
+	if s.set.thinking != ThinkingOff {
+		req.ThinkingLevel = s.set.thinking
 	}
-	for _, t := range s.cfg.Tools {
+	for _, t := range r.tools {
 		req.Tools = append(req.Tools, ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
 	return req
@@ -232,11 +290,12 @@ func (s *Session) applyStream(r *run, ev StreamEvent) {
 		r.curTool = -1
 		tc := p.msg.Content[i]
 		s.emit(MessageUpdate{Kind: UpdateToolCallEnd, ContentIndex: i, ToolCall: &tc, Partial: p})
+	case StreamRedactedThinking:
+		i := p.startBlock(ContentBlock{Type: BlockRedactedThinking, Data: ev.Delta})
+		p.endBlock(i, "", nil)
 	case StreamUsage:
 		u := ev.Usage
-		if s.model != nil {
-			u.ApplyCost(s.model.Cost)
-		}
+		u.ApplyCost(r.model.Cost)
 		p.setUsage(u)
 	case StreamDone:
 		r.stop = ev.StopReason
@@ -263,8 +322,8 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	default:
 		msg.StopReason = StopStop
 	}
-	s.emit(MessageEnd{Message: msg})
 	s.addMessage(r, msg)
+	s.emit(MessageEnd{Message: msg})
 	return msg
 }
 

@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Provider streams one model call. Stream must call fn for every event in
 // order, from the calling goroutine, and return when the call is over. It
@@ -46,6 +49,10 @@ const (
 	StreamToolCallStart // ToolCallID and ToolName set
 	StreamToolCallDelta // Delta is a raw fragment of the arguments JSON
 	StreamToolCallEnd   // Arguments may carry the final arguments object
+	// StreamRedactedThinking adds a whole redactedThinking block (Delta is
+	// its opaque data, replayed to the provider on the next call). It opens
+	// and closes at once, so it has no start or end and no message_update.
+	StreamRedactedThinking
 	StreamUsage         // Usage set; replaces the message's usage
 	StreamDone          // StopReason set (stop, length or toolUse); ResponseID optional
 )
@@ -63,11 +70,54 @@ type StreamEvent struct {
 	ResponseID string
 }
 
-// ProviderError is a failure reported by a backend (or by the fake provider's
-// script). Status is the HTTP-like status code, 0 when there is none.
-type ProviderError struct {
-	Status  int
-	Message string
+// ErrorKind classifies a provider failure for the engine's retry and
+// overflow handling. Adapters set it from what their backend says (status
+// code, error type), so the engine never parses SDK-specific errors.
+type ErrorKind int
+
+// The provider error kinds.
+const (
+	ErrorOther           ErrorKind = iota // not known to be transient
+	ErrorRateLimit                        // 429, quota or rate limit
+	ErrorOverloaded                       // 5xx, 529, capacity: transient
+	ErrorContextOverflow                  // the request does not fit the model's context
+	ErrorAuth                             // 401/403, missing or bad key: never retried
+	ErrorTransport                        // network failure or a stream that went silent
+)
+
+var errorKindNames = [...]string{"other", "rate_limit", "overloaded", "context_overflow", "auth", "transport"}
+
+func (k ErrorKind) String() string {
+	if int(k) < len(errorKindNames) {
+		return errorKindNames[k]
+	}
+	return "unknown"
 }
 
-func (e *ProviderError) Error() string { return e.Message }
+// Retryable reports whether a failure of this kind may succeed when tried
+// again unchanged.
+func (k ErrorKind) Retryable() bool {
+	return k == ErrorRateLimit || k == ErrorOverloaded || k == ErrorTransport
+}
+
+// ProviderError is a failure reported by a backend (or by the fake
+// provider's script). Message is the text the host sees as the assistant
+// message's errorMessage; Err, when set, is the adapter's underlying error
+// (an SDK error type), reachable with errors.As through Unwrap.
+type ProviderError struct {
+	Kind       ErrorKind
+	Status     int           // HTTP-like status code; 0 when there is none
+	Message    string        // "" means Err's text
+	RetryAfter time.Duration // the backend's requested delay; 0 when none
+	Err        error
+}
+
+func (e *ProviderError) Error() string {
+	if e.Message == "" && e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Message
+}
+
+// Unwrap returns the underlying cause.
+func (e *ProviderError) Unwrap() error { return e.Err }

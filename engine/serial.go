@@ -1,6 +1,11 @@
 package engine
 
-import "sync"
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"sync"
+)
 
 // serial is the session's executor: it runs functions one at a time, in
 // the order they were posted, so whoever runs a function owns the state.
@@ -18,6 +23,24 @@ type serial struct {
 	queue []func()
 	max   int
 	wake  chan struct{} // cap 1: "the queue may have work"
+	owner int64         // goroutine running a function, tracked only under checkReentry
+}
+
+// checkReentry makes post panic when called from a function running on
+// the executor: such a post waits on itself once the queue is full (a
+// deadlock that needs a full inbox to show). Tracking the running
+// goroutine costs a stack read per function, so only tests turn it on.
+var checkReentry bool
+
+func goroutineID() int64 {
+	var buf [32]byte
+	n := runtime.Stack(buf[:], false)
+	b := bytes.TrimPrefix(buf[:n], []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseInt(string(b), 10, 64)
+	return id
 }
 
 func newSerial(max int) *serial {
@@ -30,6 +53,10 @@ func newSerial(max int) *serial {
 // or waiting; otherwise it queues fn (blocking while the queue is full).
 func (e *serial) post(fn func()) {
 	e.mu.Lock()
+	if checkReentry && e.busy && e.owner == goroutineID() {
+		e.mu.Unlock()
+		panic("engine: Post or Call from a function running on the executor (use Later)")
+	}
 	if !e.busy && len(e.queue) == 0 {
 		e.busy = true
 		e.mu.Unlock()
@@ -44,13 +71,29 @@ func (e *serial) post(fn func()) {
 	e.kick()
 }
 
+// later queues fn behind everything queued, without the bound: it is for
+// functions already running on the executor, which must never wait for
+// the queue to drain (they are what drains it).
+func (e *serial) later(fn func()) {
+	e.mu.Lock()
+	e.queue = append(e.queue, fn)
+	e.mu.Unlock()
+	e.kick()
+}
+
 func (e *serial) run(fn func()) {
 	defer e.release() // a panicking function must not wedge the executor
+	if checkReentry {
+		e.mu.Lock()
+		e.owner = goroutineID()
+		e.mu.Unlock()
+	}
 	fn()
 }
 
 func (e *serial) release() {
 	e.mu.Lock()
+	e.owner = 0
 	e.busy = false
 	more := len(e.queue) > 0
 	e.mu.Unlock()

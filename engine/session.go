@@ -2,12 +2,16 @@ package engine
 
 import (
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"unicode"
 )
 
 // Config wires a session. cmd/xcsh is the only place that builds one.
+// Model, ThinkingLevel, Tools, SystemPrompt, SessionID and SessionFile are
+// the initial values of the session's mutable settings (see settings);
+// the rest is fixed for the session's life.
 type Config struct {
 	Provider      Provider
 	Model         *Model // nil: no model selected (prompts fail with ErrNoModel)
@@ -15,10 +19,13 @@ type Config struct {
 	Tools         []Tool
 	Validator     Validator // nil: arguments are not validated
 	Shell         Shell     // nil: the RPC bash command is unavailable
+	Host          HostLink  // nil: nothing can be asked of the host
+	Store         Store     // nil: a MemoryStore
 	SystemPrompt  string
 	Clock         Clock
 	IDs           IDSource
 	Sink          Sink
+	Log           io.Writer // diagnostics (store failures); nil discards
 	SessionID     string
 	SessionFile   string // "" for an in-memory session
 	// InboxSize bounds the actor's mailbox (backpressure); 0 picks a default.
@@ -30,31 +37,40 @@ type Config struct {
 	OrderedResults bool
 }
 
-// Session is one agent session. Its state is owned by a single actor
-// goroutine (Loop); everything else talks to it by posting functions to the
-// actor's inbox. Methods documented "(actor)" must only be called from a
+// settings are the parts of a session a command may change at run time
+// (set_model, set_thinking_level, set_host_tools, new_session, ...). They
+// are actor state with a version that every change bumps: caches of their
+// encodings (get_state) are keyed by it, and a run snapshots what it uses
+// (the tools it offers) when it builds a request. Slices are replaced,
+// never modified in place, so a snapshot stays valid.
+type settings struct {
+	version      uint64
+	model        *Model
+	thinking     ThinkingLevel
+	tools        []Tool
+	systemPrompt string
+	id, file     string // session identity
+	name         string
+}
+
+// Session is one agent session. Its state is owned by a serial executor
+// (see doc.go): methods documented "(actor)" must only be called from a
 // function passed to Post or Call; the others are safe anywhere.
 type Session struct {
 	cfg  Config
 	exec *serial
 	stop chan struct{}
-	wg   sync.WaitGroup // run goroutines
-
-	// cancelMu guards cancel, the current run's cancel function. It is the
-	// one piece of state touched outside the actor, so abort can cancel a
-	// run ahead of the queue (Interrupt).
-	cancelMu sync.Mutex
-	cancel   context.CancelCauseFunc
-
-	// bashMu guards bashCancels, the running RPC bash commands, which
-	// AbortBash cancels from the reader goroutine.
-	bashMu      sync.Mutex
-	bashCancels map[*context.CancelFunc]context.CancelFunc
+	// wg counts every goroutine the session starts (runs, tool calls, RPC
+	// bash commands); Close waits for them.
+	wg sync.WaitGroup
+	// acts is the cancellation registry, the one piece of state touched
+	// outside the executor (abort cancels ahead of the queue).
+	acts activities
 
 	// Actor-owned state.
-	model         *Model
-	thinking      ThinkingLevel
-	messages      []Message
+	set           settings
+	phase         Phase
+	rec           transcript
 	partial       *Partial
 	run           *run
 	steering      []queued
@@ -62,12 +78,15 @@ type Session struct {
 	steeringMode  string
 	followUpMode  string
 	interruptMode string
-	sessionName   string
 	todos         []TodoPhase
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
 	stateCache    stateCache
 	bashTail      chan struct{} // closed when the last queued bash command is done
+	// afterRun decides, in the step that emits agent_end, what the run
+	// goroutine does next (see postRun); nil: nothing, the session goes
+	// idle. Retry and auto-compaction plug in here.
+	afterRun func(r *run) *postRun
 }
 
 type queued struct {
@@ -88,18 +107,26 @@ func New(cfg Config) *Session {
 	if cfg.SessionID == "" {
 		cfg.SessionID = cfg.IDs.NewID("session")
 	}
+	if cfg.Store == nil {
+		cfg.Store = &MemoryStore{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
 	s := &Session{
-		cfg:           cfg,
-		exec:          newSerial(cfg.InboxSize),
-		stop:          make(chan struct{}),
-		model:         cfg.Model,
+		cfg:  cfg,
+		exec: newSerial(cfg.InboxSize),
+		stop: make(chan struct{}),
+		set: settings{
+			version: 1, model: cfg.Model, tools: cfg.Tools, systemPrompt: cfg.SystemPrompt,
+			id: cfg.SessionID, file: cfg.SessionFile,
+		},
 		steeringMode:  ModeOneAtATime,
 		followUpMode:  ModeOneAtATime,
 		interruptMode: ModeWait,
-		bashCancels:   map[*context.CancelFunc]context.CancelFunc{},
 	}
 	if cfg.Model != nil {
-		s.thinking = ClampThinking(*cfg.Model, cfg.ThinkingLevel)
+		s.set.thinking = ClampThinking(*cfg.Model, cfg.ThinkingLevel)
 	}
 	return s
 }
@@ -111,27 +138,35 @@ func (s *Session) Loop() { s.exec.loop(s.stop) }
 // Stop ends Loop. Call it only when the session is idle (see WhenIdle).
 func (s *Session) Stop() { close(s.stop) }
 
+// Close waits for every goroutine the session started (runs, tool calls,
+// RPC bash commands) to return. Call it after the session went idle and
+// Loop returned; work still running must have been cancelled first.
+func (s *Session) Close() { s.wg.Wait() }
+
 // Post runs fn on the actor: now, on the calling goroutine, when the actor
 // is free, else after the functions posted before it. It blocks while the
-// queue is full (backpressure). fn must not call Call.
+// queue is full (backpressure). It must not be called from a function
+// running on the executor (that would wait on itself once the queue is
+// full; use Later there); the tests check this.
 func (s *Session) Post(fn func()) { s.exec.post(fn) }
 
-// Call runs fn on the actor and waits for it.
+// Later queues fn to run on the actor after the current function and
+// everything already queued, never blocking. (actor)
+func (s *Session) Later(fn func()) { s.exec.later(fn) }
+
+// Call runs fn on the actor and waits for it. Same restriction as Post.
 func (s *Session) Call(fn func()) {
 	done := make(chan struct{})
 	s.exec.post(func() { fn(); close(done) })
 	<-done
 }
 
-// Interrupt cancels the running run, if any, without queueing behind other
-// work. Safe from any goroutine.
-func (s *Session) Interrupt() {
-	s.cancelMu.Lock()
-	if s.cancel != nil {
-		s.cancel(errAborted)
-	}
-	s.cancelMu.Unlock()
-}
+// Cancel cancels every registered activity of the given kinds (abort
+// passes AbortKinds), ahead of anything queued. Safe from any goroutine.
+func (s *Session) Cancel(kinds ...ActivityKind) { s.acts.cancel(errAborted, kinds...) }
+
+// Interrupt cancels the run and its post-run work: Cancel(AbortKinds...).
+func (s *Session) Interrupt() { s.Cancel(AbortKinds...) }
 
 func (s *Session) emit(ev Event) {
 	if s.cfg.Sink != nil {
@@ -141,13 +176,20 @@ func (s *Session) emit(ev Event) {
 
 func (s *Session) now() int64 { return s.cfg.Clock.NowMillis() }
 
-// IsStreaming reports whether a run is active. (actor)
-func (s *Session) IsStreaming() bool { return s.run != nil }
+// Phase reports what the session is doing. (actor)
+func (s *Session) Phase() Phase { return s.phase }
 
-// WhenIdle calls fn on the actor once no run is active (at once if idle).
-// (actor)
+// IsStreaming reports whether a prompt's activity is under way: a run, or
+// the retry wait that belongs to it. (actor)
+func (s *Session) IsStreaming() bool { return s.phase == PhaseRunning || s.phase == PhaseRetrying }
+
+// IsCompacting reports whether a compaction is under way. (actor)
+func (s *Session) IsCompacting() bool { return s.phase == PhaseCompacting }
+
+// WhenIdle calls fn on the actor once the session is idle (at once if it
+// is): no run and no post-run work. (actor)
 func (s *Session) WhenIdle(fn func()) {
-	if s.run == nil {
+	if s.phase == PhaseIdle {
 		fn()
 		return
 	}
@@ -173,7 +215,7 @@ type PromptOptions struct {
 // active and opts say how. (actor)
 func (s *Session) Prompt(text string, opts PromptOptions) error {
 	msg := s.userMessage(text, opts.Images)
-	if s.run != nil {
+	if s.phase != PhaseIdle {
 		switch opts.StreamingBehavior {
 		case "":
 			return ErrBusy
@@ -184,7 +226,7 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 		}
 		return nil
 	}
-	if s.model == nil {
+	if s.set.model == nil {
 		return ErrNoModel
 	}
 	s.startRun([]Message{msg})
@@ -254,21 +296,22 @@ func (s *Session) SetInterruptMode(mode string) error {
 // State returns the get_state payload. (actor)
 func (s *Session) State() State {
 	st := State{
-		Model:                 s.model,
-		ThinkingLevel:         s.thinking,
-		IsStreaming:           s.run != nil,
+		Model:                 s.set.model,
+		ThinkingLevel:         s.set.thinking,
+		IsStreaming:           s.IsStreaming(),
+		IsCompacting:          s.IsCompacting(),
 		SteeringMode:          s.steeringMode,
 		FollowUpMode:          s.followUpMode,
 		InterruptMode:         s.interruptMode,
-		SessionFile:           s.cfg.SessionFile,
-		SessionID:             s.cfg.SessionID,
-		SessionName:           s.sessionName,
+		SessionFile:           s.set.file,
+		SessionID:             s.set.id,
+		SessionName:           s.set.name,
 		AutoCompactionEnabled: true,
-		MessageCount:          len(s.messages),
+		MessageCount:          len(s.rec.context),
 		QueuedMessageCount:    len(s.steering) + len(s.followUps),
 		TodoPhases:            s.todos,
-		SystemPrompt:          s.cfg.SystemPrompt,
-		DumpTools:             make([]ToolDump, 0, len(s.cfg.Tools)),
+		SystemPrompt:          s.set.systemPrompt,
+		DumpTools:             make([]ToolDump, 0, len(s.set.tools)),
 	}
 	if s.partial != nil {
 		st.MessageCount++
@@ -276,7 +319,7 @@ func (s *Session) State() State {
 	if st.TodoPhases == nil {
 		st.TodoPhases = []TodoPhase{}
 	}
-	for _, t := range s.cfg.Tools {
+	for _, t := range s.set.tools {
 		st.DumpTools = append(st.DumpTools, ToolDump{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
 	return st
@@ -285,8 +328,8 @@ func (s *Session) State() State {
 // Messages returns the context's messages, including the assistant message
 // being streamed (as it stands). (actor)
 func (s *Session) Messages() []Message {
-	out := make([]Message, 0, len(s.messages)+1)
-	out = append(out, s.messages...)
+	out := make([]Message, 0, len(s.rec.context)+1)
+	out = append(out, s.rec.context...)
 	if s.partial != nil {
 		out = append(out, s.partial.snapshot())
 	}
@@ -297,8 +340,8 @@ func (s *Session) Messages() []Message {
 // skipping aborted ones with no content; ok is false when there is none.
 // (actor)
 func (s *Session) LastAssistantText() (text string, ok bool) {
-	for i := len(s.messages) - 1; i >= 0; i-- {
-		m, isA := s.messages[i].(*AssistantMessage)
+	for i := len(s.rec.context) - 1; i >= 0; i-- {
+		m, isA := s.rec.context[i].(*AssistantMessage)
 		if !isA {
 			continue
 		}
@@ -318,7 +361,8 @@ func (s *Session) SetSessionName(name string) error {
 	if clean == "" {
 		return ErrEmptySessionName
 	}
-	s.sessionName = clean
+	s.set.name = clean
+	s.set.version++
 	return nil
 }
 
@@ -340,3 +384,7 @@ func CleanSessionName(name string) string {
 	}
 	return b.String()
 }
+
+// storeCtx is the context persistence runs under: never cancelled, so an
+// abort still records what the aborted run produced.
+func (s *Session) storeCtx() context.Context { return context.Background() }

@@ -158,7 +158,7 @@ func TestAppendStateJSONMatchesMarshal(t *testing.T) {
 			}
 			_ = s.SetSessionName("named <&>")
 			s.todos = []TodoPhase{{ID: "p", Name: "n", Tasks: []TodoItem{{ID: "t", Content: "c", Status: "pending"}}}}
-			s.thinking = ""
+			s.set.thinking = ""
 		}
 	})
 }
@@ -193,5 +193,5 @@ func (n *endNotifier) Event(ev Event) {
 		return
 	}
 	n.fired = true
-	n.s.Post(func() { n.errs <- n.s.Prompt("second", PromptOptions{}) })
+	n.s.Later(func() { n.errs <- n.s.Prompt("second", PromptOptions{}) })
 }

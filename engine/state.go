@@ -58,14 +58,13 @@ const (
 
 // stateCache keeps the encodings of the rarely-changing parts of State
 // (model, system prompt, tools), so get_state costs a few appends. It is
-// actor-owned; entries are keyed by the identity of what they encode.
+// actor-owned and keyed by the settings version: any change to the
+// settings (a same-size tool set included) re-encodes them.
 type stateCache struct {
-	model      *Model
+	version    uint64 // settings version encoded; 0: nothing cached
 	modelJSON  []byte
-	prompt     string
 	promptJSON []byte
 	toolsJSON  []byte
-	toolsN     int
 }
 
 // AppendStateJSON appends the encoding of State() (byte-identical to
@@ -73,16 +72,10 @@ type stateCache struct {
 func (s *Session) AppendStateJSON(dst []byte) []byte {
 	c := &s.stateCache
 	st := s.State()
-	if st.Model != c.model || c.modelJSON == nil {
-		c.model = st.Model
+	if c.version != s.set.version {
+		c.version = s.set.version
 		c.modelJSON, _ = MarshalJSON(st.Model)
-	}
-	if st.SystemPrompt != c.prompt || c.promptJSON == nil {
-		c.prompt = st.SystemPrompt
 		c.promptJSON = AppendJSONString(nil, st.SystemPrompt)
-	}
-	if c.toolsJSON == nil || c.toolsN != len(st.DumpTools) {
-		c.toolsN = len(st.DumpTools)
 		c.toolsJSON, _ = MarshalJSON(st.DumpTools)
 	}
 	dst = append(dst, '{')

@@ -46,7 +46,7 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 		}
 	}
 	for _, call := range calls {
-		tool := s.findTool(call.Name)
+		tool := findTool(r.tools, call.Name)
 		exclusive := tool != nil && tool.Concurrency() == Exclusive
 		<-lastExclusive
 		if exclusive {
@@ -73,7 +73,9 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 			break // this call and the rest are reported skipped below
 		}
 		all.Add(1)
+		s.wg.Add(1)
 		go func() {
+			defer s.wg.Done()
 			defer all.Done()
 			defer close(done)
 			s.runTool(rctx, r, rd, call, tool, wait, reported)
@@ -109,8 +111,9 @@ func skippedResult() ToolResult {
 	return ToolResult{Content: []ContentBlock{TextBlock(SkippedMessage)}, Details: []byte("{}"), IsError: true}
 }
 
-func (s *Session) findTool(name string) Tool {
-	for _, t := range s.cfg.Tools {
+// findTool resolves a call against the tool set its request offered.
+func findTool(tools []Tool, name string) Tool {
+	for _, t := range tools {
 		if t.Name() == name {
 			return t
 		}

@@ -1,0 +1,91 @@
+package engine
+
+import "fmt"
+
+// This file holds the setters of the session's mutable settings and the
+// one way the session record changes (appendEntry). Each setter bumps the
+// settings version; runs already under way keep the snapshot they took.
+
+// Model returns the current model (nil when none). (actor)
+func (s *Session) Model() *Model { return s.set.model }
+
+// ThinkingLevel returns the current thinking level. (actor)
+func (s *Session) ThinkingLevel() ThinkingLevel { return s.set.thinking }
+
+// Tools returns the current tool set; the slice must not be modified.
+// (actor)
+func (s *Session) Tools() []Tool { return s.set.tools }
+
+// SetModel selects a model, clamps the thinking level to what it supports
+// and records a model_change entry. The next model call uses it. (actor)
+func (s *Session) SetModel(m Model) {
+	s.set.model = &m
+	s.set.thinking = ClampThinking(m, s.set.thinking)
+	s.set.version++
+	s.appendEntry(&Entry{Type: EntryModelChange, Model: m.Provider + "/" + m.ID})
+}
+
+// SetThinkingLevel sets the thinking level, clamped to the model, and
+// records a thinking_level_change entry; it returns the level in effect.
+// (actor)
+func (s *Session) SetThinkingLevel(l ThinkingLevel) ThinkingLevel {
+	if s.set.model != nil {
+		l = ClampThinking(*s.set.model, l)
+	}
+	s.set.thinking = l
+	s.set.version++
+	s.appendEntry(&Entry{Type: EntryThinkingLevelChange, ThinkingLevel: l})
+	return l
+}
+
+// SetTools replaces the tool set offered to the model from its next call
+// (set_host_tools); a call already streaming keeps the set it was offered.
+// (actor)
+func (s *Session) SetTools(tools []Tool) {
+	s.set.tools = append([]Tool(nil), tools...)
+	s.set.version++
+}
+
+// SetSystemPrompt replaces the system prompt from the next model call.
+// (actor)
+func (s *Session) SetSystemPrompt(p string) {
+	s.set.systemPrompt = p
+	s.set.version++
+}
+
+// SetIdentity changes the session's id and file (new_session,
+// switch_session; file "" for an in-memory session). (actor)
+func (s *Session) SetIdentity(id, file string) {
+	s.set.id, s.set.file = id, file
+	s.set.version++
+}
+
+// appendEntry is the only mutation of the session record: it mints the
+// entry's id and timestamp, makes it the child of the leaf, derives the
+// context and hands it to the store, before any event announces it.
+// (actor)
+func (s *Session) appendEntry(e *Entry) {
+	e.ID = s.cfg.IDs.NewID("entry")
+	for s.rec.has(e.ID) { // 8 hex digits: collisions are rare, not impossible
+		e.ID = s.cfg.IDs.NewID("entry")
+	}
+	if e.Timestamp == 0 {
+		e.Timestamp = s.now()
+	}
+	s.rec.append(e)
+	// The store runs on the executor, so entries reach it in record order;
+	// persisting must happen even when the run that produced it was aborted.
+	if err := s.cfg.Store.Append(s.storeCtx(), e); err != nil {
+		fmt.Fprintf(s.cfg.Log, "xcsh: session store: %v\n", err)
+	}
+}
+
+// appendMessage records a finished message. (actor)
+func (s *Session) appendMessage(m Message) { s.appendEntry(&Entry{Type: EntryMessage, Message: m}) }
+
+// Entries returns the session record in append order; the entries must
+// not be modified. (actor)
+func (s *Session) Entries() []*Entry { return append([]*Entry(nil), s.rec.entries...) }
+
+// Leaf returns the id of the current leaf entry ("" when empty). (actor)
+func (s *Session) Leaf() string { return s.rec.leaf }
