@@ -53,8 +53,8 @@ const (
 	// its opaque data, replayed to the provider on the next call). It opens
 	// and closes at once, so it has no start or end and no message_update.
 	StreamRedactedThinking
-	StreamUsage         // Usage set; replaces the message's usage
-	StreamDone          // StopReason set (stop, length or toolUse); ResponseID optional
+	StreamUsage // Usage set; replaces the message's usage
+	StreamDone  // StopReason set (stop, length or toolUse); ResponseID optional
 )
 
 // StreamEvent is one event of a provider stream.
