@@ -49,12 +49,12 @@ const (
 	StreamToolCallStart // ToolCallID and ToolName set
 	StreamToolCallDelta // Delta is a raw fragment of the arguments JSON
 	StreamToolCallEnd   // Arguments may carry the final arguments object
+	StreamUsage         // Usage set; replaces the message's usage
+	StreamDone          // StopReason set (stop, length or toolUse); ResponseID optional
 	// StreamRedactedThinking adds a whole redactedThinking block (Delta is
 	// its opaque data, replayed to the provider on the next call). It opens
 	// and closes at once, so it has no start or end and no message_update.
 	StreamRedactedThinking
-	StreamUsage // Usage set; replaces the message's usage
-	StreamDone  // StopReason set (stop, length or toolUse); ResponseID optional
 )
 
 // StreamEvent is one event of a provider stream.
