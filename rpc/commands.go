@@ -224,10 +224,19 @@ func (s *Server) stringArg(c *command, field string) (string, bool) {
 // pending dialog).
 func (s *Server) ignore(c *command) {}
 
-// cmdHostToolFrame ignores well-formed host tool frames (no call is pending
-// in this build); a malformed one falls through to "Unknown command", as in
-// the original.
+// cmdHostToolFrame handles a host tool frame that resolved no pending call
+// (see pendingTable.resolve): a well-formed one is a late or unknown reply
+// and is ignored; a malformed one falls through to "Unknown command", as
+// in the original.
 func (s *Server) cmdHostToolFrame(c *command) {
+	if !wellFormedReply(c) {
+		s.unknown(c)
+	}
+}
+
+// wellFormedReply reports whether a reply frame has the fields its type
+// requires: a string id and, for host tool frames, a content array.
+func wellFormedReply(c *command) bool {
 	var a struct {
 		ID     *string `json:"id"`
 		Result *struct {
@@ -238,16 +247,15 @@ func (s *Server) cmdHostToolFrame(c *command) {
 		} `json:"partialResult"`
 	}
 	if json.Unmarshal(c.line, &a) != nil || a.ID == nil {
-		s.unknown(c)
-		return
+		return false
 	}
-	body := a.Result
-	if c.typ == "host_tool_update" {
-		body = a.PartialResult
+	switch c.typ {
+	case "host_tool_result":
+		return a.Result != nil && a.Result.Content != nil
+	case "host_tool_update":
+		return a.PartialResult != nil && a.PartialResult.Content != nil
 	}
-	if body == nil || body.Content == nil {
-		s.unknown(c)
-	}
+	return true
 }
 
 func (s *Server) notYet(c *command) {

@@ -49,6 +49,11 @@ type Server struct {
 	// bg counts background commands still running (for the EOF drain).
 	bg sync.WaitGroup
 
+	// pending holds our requests to the host; the reader resolves replies.
+	pending pendingTable
+	// in is the queue between the reader and the dispatcher goroutine.
+	in inbox
+
 	// barrier > 0 while an abort waits for its run to wind down; input that
 	// arrives meanwhile is held (in order) and handled once it is over, as
 	// the original's serial loop does, so a piped "abort, prompt" starts the
@@ -58,11 +63,23 @@ type Server struct {
 	held    []func()
 }
 
-// bypass lists the frames handled even while an abort is winding down
-// (DECISIONS: they are never queued behind running work).
-var bypass = map[string]bool{
-	"abort": true, "abort_and_prompt": true, "abort_bash": true, "abort_retry": true,
-	"get_state": true, "extension_ui_response": true, "host_tool_result": true, "host_tool_update": true,
+// preempt says which activities a frame cancels the moment the reader
+// sees it, ahead of everything queued (DECISIONS: abort, abort_bash and
+// abort_retry are never queued behind running work). The frame is then
+// answered in order like any command.
+var preempt = map[string][]engine.ActivityKind{
+	"abort":            engine.AbortKinds,
+	"abort_and_prompt": engine.AbortKinds,
+	"abort_bash":       {engine.ActBash},
+	"abort_retry":      {engine.ActRetry},
+}
+
+// bypasses reports whether a frame is handled even while an abort is
+// winding down (the barrier): the preemptive frames, the replies to our
+// requests, and get_state, which only reads.
+func bypasses(typ string) bool {
+	_, isReply := replyFrames[typ]
+	return preempt[typ] != nil || isReply || typ == "get_state"
 }
 
 // admit runs fn now, or holds it while the barrier is up. (actor)
@@ -138,7 +155,9 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	s.writeRaw(ready)
 	actorDone := make(chan struct{})
 	go func() { s.sess.Loop(); close(actorDone) }()
+	s.in.init(s.opts.MaxLineBytes)
 	go s.readLoop(in)
+	go s.dispatchLoop()
 
 	var err error
 	select {
@@ -146,6 +165,10 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 		s.sess.Interrupt()
+		// The waiter is posted from its own goroutine because the executor
+		// may be busy writing to a stalled stdout; Run owns it by waiting for
+		// idle, and only the grace timeout below abandons it, on the way to
+		// exiting the process.
 		idle := make(chan struct{})
 		go s.sess.Post(func() { s.sess.Interrupt(); s.sess.WhenIdle(func() { close(idle) }) })
 		select {
@@ -158,6 +181,7 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	}
 	s.sess.Stop()
 	<-actorDone
+	s.sess.Close()
 	s.out.close()
 	return err
 }
@@ -168,9 +192,11 @@ func (s *Server) writeRaw(frame []byte) {
 	s.out.send(bp)
 }
 
-// readLoop reads stdin concurrently with all work. Preemptive commands
-// (abort) act at once, before they queue behind anything; everything is then
-// handled on the actor in arrival order, so responses keep request order.
+// readLoop reads stdin concurrently with all work and never waits for the
+// executor or stdout: preemptive commands (abort) cancel at once, replies
+// to our requests resolve their waiters at once, and everything else goes
+// to the inbox, which the dispatcher feeds to the executor in arrival
+// order, so responses keep request order.
 func (s *Server) readLoop(in io.Reader) {
 	lr := NewLineReader(in, s.opts.MaxLineBytes)
 	for {
@@ -184,7 +210,7 @@ func (s *Server) readLoop(in io.Reader) {
 				max = DefaultMaxLineBytes
 			}
 			msg := fmt.Sprintf("line exceeds the %d-byte limit", max)
-			s.post(false, func() { s.parseError(msg) })
+			s.in.push(0, false, func() { s.parseError(msg) })
 			continue
 		}
 		if err != nil {
@@ -193,7 +219,24 @@ func (s *Server) readLoop(in io.Reader) {
 		}
 		s.dispatch(bytes.Clone(line))
 	}
-	s.post(false, s.onEOF)
+	// The host has gone: requests waiting for it fail now, whatever is
+	// queued; the queued commands are still handled, then the drain starts.
+	s.pending.close()
+	s.in.push(0, false, s.onEOF)
+	s.in.closeInput()
+}
+
+// dispatchLoop hands queued input to the executor, one item at a time. It
+// is the goroutine that may block (a full executor queue, a stalled
+// stdout), so the reader never does.
+func (s *Server) dispatchLoop() {
+	for {
+		it, ok := s.in.pop()
+		if !ok {
+			return
+		}
+		s.post(it.pass, it.fn)
+	}
 }
 
 // onEOF starts the drain: pending work finishes, then Run returns. (actor)
@@ -213,7 +256,7 @@ func (s *Server) onEOF() {
 // dispatch classifies one line and queues its handling on the actor.
 func (s *Server) dispatch(line []byte) {
 	if !utf8.Valid(line) {
-		s.post(false, func() { s.parseError("invalid UTF-8 in input line") })
+		s.in.push(len(line), false, func() { s.parseError("invalid UTF-8 in input line") })
 		return
 	}
 	if !json.Valid(line) {
@@ -223,13 +266,13 @@ func (s *Server) dispatch(line []byte) {
 		if err != nil {
 			msg = err.Error()
 		}
-		s.post(false, func() { s.parseError(msg) })
+		s.in.push(len(line), false, func() { s.parseError(msg) })
 		return
 	}
 	root := gjson.ParseBytes(line)
 	if !root.IsObject() {
 		kind := jsonKind(root)
-		s.post(false, func() { s.parseError("expected a JSON object, got " + kind) })
+		s.in.push(len(line), false, func() { s.parseError("expected a JSON object, got " + kind) })
 		return
 	}
 	typ := root.Get("type")
@@ -239,15 +282,14 @@ func (s *Server) dispatch(line []byte) {
 		cmd.typeIsString = typ.Type == gjson.String
 	}
 	if cmd.typeIsString {
-		switch cmd.typ {
-		case "abort", "abort_and_prompt":
-			// Preempt: cancel now, answer in order.
-			s.sess.Interrupt()
-		case "abort_bash":
-			s.sess.AbortBash()
+		if kinds := preempt[cmd.typ]; kinds != nil {
+			s.sess.Cancel(kinds...) // now; the answer comes in order
+		}
+		if s.pending.resolve(cmd) {
+			return
 		}
 	}
-	s.post(cmd.typeIsString && bypass[cmd.typ], func() { s.handle(cmd) })
+	s.in.push(len(line), cmd.typeIsString && bypasses(cmd.typ), func() { s.handle(cmd) })
 }
 
 func jsonKind(v gjson.Result) string {

@@ -176,7 +176,9 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	if !o.noSession {
 		sessionFile = sessionPath(o.sessionDir, cwd, clock.NowMillis(), sessionID)
 	}
-	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond}
+	// One clock serves the engine and the tools (file ages in read).
+	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
+		Now: func() time.Time { return time.UnixMilli(clock.NowMillis()) }}
 	if deterministic {
 		// Streamed partial output depends on timing; transcripts must not.
 		toolOpts.StreamInterval = 0
@@ -209,7 +211,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	sess := engine.New(engine.Config{
 		Provider: provider, Model: model, ThinkingLevel: thinking, Tools: active,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
-		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv,
+		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
 		SessionID: sessionID, SessionFile: sessionFile, OrderedResults: deterministic,
 	})
 	srv.Attach(sess)
