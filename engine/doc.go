@@ -1,26 +1,61 @@
 // Package engine is the agent core of xcsh: messages, the event stream, the
-// agent loop, queues and session state. It imports only the standard
-// library; providers, tools and the RPC front depend on it, never the
-// reverse.
+// agent loop, queues, the session record and its settings. It imports only
+// the standard library; providers, tools and the RPC front depend on it,
+// never the reverse.
 //
 // # Concurrency model
 //
-// A Session's state is owned by one serial executor: functions posted to it
-// (Post, Call) run one at a time, in the order they were posted, so
-// whichever goroutine runs one owns the state for that moment. When the
-// executor is idle the poster runs its function itself (an idle get_state
-// is answered on the reader goroutine, with no hand-off); under contention
-// functions queue for the actor goroutine (Loop). The RPC dispatcher runs
-// each command that way, so commands see a consistent state and are
-// answered in arrival order. A run (one prompt's agent loop) runs on its
-// own goroutine and drives the provider and tools, but every state change
-// and every event goes through the executor: there is exactly one ordering
-// of events and responses, the order in which the Sink sees them.
+// A Session's state is owned by a serial executor, not by a goroutine:
+// functions posted to it (Post, Call) run one at a time, in the order they
+// were posted, so whichever goroutine runs one owns the state for that
+// moment. When the executor is free, the poster runs its function itself,
+// on its own goroutine (an idle get_state is answered on rpc's dispatcher
+// goroutine with no hand-off: a goroutine hop costs more than the whole
+// answer); under contention functions queue, bounded (backpressure), and
+// the Loop goroutine drains them. A function running on the executor must
+// not Post or Call (it would wait on itself once the queue is full); it
+// uses Later to defer work, and the engine's tests check this.
 //
-// Abort is a context cancellation. Session.Interrupt cancels the running
-// run directly, ahead of anything queued; the run then winds down through the
-// actor as usual, emitting its closing events (message_end with
-// stopReason "aborted", turn_end, agent_end).
+// No function on the executor blocks, except on the Sink (a stdout write
+// under backpressure) and on the Store (a session file append). Everything
+// that waits, for a model, a tool, a shell or the host, waits on its own
+// goroutine: one per run (which drives the provider and the tools and owns
+// the whole activity of a prompt, including work after agent_end), one per
+// tool call and one per RPC bash command. Every state change and every
+// event still goes through the executor, so there is exactly one order of
+// events and responses: the order in which the Sink sees them. Session.Close
+// waits for every goroutine the session started.
+//
+// Requests to the host (host tool calls, UI dialogs) go through a HostLink,
+// whose replies are resolved on rpc's reader goroutine: a run waiting for
+// the host is never stuck behind the executor queue (AskHost).
+//
+// # Phases and cancellation
+//
+// What the session is doing is one piece of actor state, its Phase: idle,
+// running, retrying or compacting. agent_end does not imply idle; a run's
+// goroutine may go on with post-run work (retry backoff, auto-compaction)
+// while the phase keeps the session busy, and WhenIdle, IsStreaming and
+// IsCompacting derive from it.
+//
+// Every cancellable activity (a run, an RPC bash command, a retry wait, a
+// compaction, a host call, a dialog) registers its cancel function by kind
+// in one registry, the only session state touched outside the executor.
+// Cancel cancels by kind at once, ahead of anything queued (abort passes
+// AbortKinds); the cancelled work then winds down through the executor as
+// usual, emitting its closing events (message_end with stopReason
+// "aborted", turn_end, agent_end). Persistence ignores cancellation.
+//
+// # The session record
+//
+// The session is a tree of entries (id, parentId, a current leaf), changed
+// only by appending a child of the leaf; the model's context is derived
+// from the branch that ends at the leaf. Every entry reaches the Store on
+// the executor before the event that announces it, so a file store has it
+// on disk before a host can see it. Settings that commands change at run
+// time (model, thinking level, tools, system prompt, identity) are actor
+// state with a version: caches are keyed by the version, and a run
+// snapshots the tools it offers with each request.
 //
 // # Streaming and encoding
 //
@@ -32,6 +67,8 @@
 //
 // # Determinism
 //
-// The clock and id source are injected (Config.Clock, Config.IDs). With
-// FixedClock and SequentialIDs a transcript is byte-deterministic.
+// The clock (with its timers) and the id source are injected
+// (Config.Clock, Config.IDs). With FixedClock and SequentialIDs a
+// transcript is byte-deterministic; ManualClock lets a test move time
+// instead of sleeping.
 package engine

@@ -3,18 +3,18 @@ package engine
 import "strconv"
 
 // Event is one session event as forwarded on the wire (agent-core.md §2).
-// Events are delivered to the Sink on the session's actor goroutine, so an
-// event's pointers (notably MessageUpdate.Partial) are only valid for the
-// duration of the Sink call: encode, do not retain.
+// Events are delivered to the Sink from a function running on the session's
+// executor, so an event's pointers (notably MessageUpdate.Partial) are only
+// valid for the duration of the Sink call: encode, do not retain.
 type Event interface {
 	EventType() string
 	// AppendJSON appends the event's wire encoding (one JSON object).
 	AppendJSON(dst []byte) []byte
 }
 
-// Sink receives events in production order. It is called on the actor
-// goroutine and may block (backpressure); it must not call back into the
-// session.
+// Sink receives events in production order. It is called from the
+// session's executor and may block (backpressure); it must not call back
+// into the session (Post or Call; Later is allowed).
 type Sink interface {
 	Event(ev Event)
 }

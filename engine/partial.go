@@ -11,7 +11,7 @@ import (
 // delta is escaped once and appended to the block's cached bytes, so
 // encoding the whole partial for each message_update is a copy, not a
 // re-marshal (which would make a long stream quadratic in CPU, not just in
-// bytes). Partial is owned by the session's actor goroutine.
+// bytes). Partial is actor state: only the executor touches it.
 type Partial struct {
 	msg    AssistantMessage
 	blocks []partialBlock

@@ -131,7 +131,7 @@ func New(cfg Config) *Session {
 	return s
 }
 
-// Loop runs the actor goroutine until Stop is called: it drains functions
+// Loop runs the executor's own goroutine until Stop is called: it drains functions
 // that were queued while another was running (see serial).
 func (s *Session) Loop() { s.exec.loop(s.stop) }
 

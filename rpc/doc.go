@@ -1,19 +1,26 @@
 // Package rpc is the JSONL front of xcsh (`xcsh --mode rpc`): line framing
 // of stdin, classification and dispatch of commands, the single writer of
-// stdout, and the mapping of errors to wire strings.
+// stdout, the table of requests waiting for the host, and the mapping of
+// errors to wire strings.
 //
 // # Model
 //
-// The reader goroutine frames stdin (LF lines, CR and BOM stripped, blank
-// lines skipped, a line cap enforced without buffering the whole line),
-// validates each line and posts it to the session's serial executor;
-// preemptive commands (abort, abort_bash) act before they queue. Each
-// command runs on the executor in arrival order and writes its response;
-// events of a run reach the Server as the engine.Sink, on the same
-// executor, so responses and events have a single order. Frames are written
-// to stdout by whoever produced them, one Write of one line each, already
-// serialised by the executor; a blocked write blocks its producer, so
-// nothing on the protocol path is ever dropped.
+// Three goroutines move input. The reader frames stdin (LF lines, CR and
+// BOM stripped, blank lines skipped, a line cap enforced without buffering
+// the whole line) and validates each line; it never waits for the session:
+// preemptive commands cancel their activities at once by kind (the preempt
+// table: abort, abort_and_prompt, abort_bash, abort_retry), replies to our
+// requests (host_tool_result, host_tool_update, extension_ui_response)
+// resolve their waiters through the pending table, and everything else
+// goes to the inbox. The dispatcher feeds the inbox to the session's serial
+// executor in arrival order; it is the goroutine that blocks when the
+// executor's queue is full or stdout is stalled, so the reader keeps
+// reading aborts and replies. Each command runs on the executor and writes
+// its response; events of a run reach the Server as the engine.Sink on the
+// same executor, so responses and events have a single order. Frames are
+// written to stdout by whoever produced them, one Write of one line each,
+// already serialised by the executor; a blocked write blocks its producer,
+// so nothing on the protocol path is ever dropped.
 //
 // Failures have three shapes: a known command that fails answers with its
 // id; an unknown type answers without id (as the reference documents);

@@ -126,7 +126,7 @@ func NewServer(out io.Writer, opts Options) *Server {
 // Attach sets the session the server drives.
 func (s *Server) Attach(sess *engine.Session) { s.sess = sess }
 
-// Event implements engine.Sink: it encodes the event on the actor goroutine
+// Event implements engine.Sink: it encodes the event on the executor
 // (so snapshots are taken at event time) and hands the bytes to the writer.
 func (s *Server) Event(ev engine.Event) {
 	bp := s.out.buf()
