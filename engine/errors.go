@@ -15,3 +15,7 @@ var (
 	// ErrInvalidMode: an unknown queue or interrupt mode.
 	ErrInvalidMode = errors.New("invalid mode")
 )
+
+// ErrMessageRole: a message to decode has no role, or not the role of the
+// type it is decoded into.
+var ErrMessageRole = errors.New("engine: bad message role")
