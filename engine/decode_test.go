@@ -248,3 +248,34 @@ func TestDecodeMessageErrors(t *testing.T) {
 		t.Errorf("user from assistant: err %v, want ErrMessageRole", err)
 	}
 }
+
+// Whatever decodes, encodes to JSON that decodes to the same encoding:
+// decode+encode is a projection, so loading and saving a session twice
+// changes nothing the second time.
+func FuzzDecodeMessageIdempotent(f *testing.F) {
+	f.Add([]byte(`{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{"a":1}}],"usage":{"input":1,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":1,"cost":{"input":1e-7,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1,"ttft":2.5}`))
+	f.Add([]byte(`{"role":"user","content":"hi \u2028","timestamp":1}`))
+	f.Add([]byte(`{"role":"custom","customType":"x","content":[{"type":"audio","x":1}],"display":true,"details":null,"timestamp":1}`))
+	f.Add([]byte(`{"role":"fileMention","files":[{"path":"a","content":"b","lineCount":0,"image":{"type":"image","data":"x","mimeType":"image/png"}}],"timestamp":1}`))
+	f.Add([]byte(`{"role":"new","a":[1,{"b":"c"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := DecodeMessage(data)
+		if err != nil {
+			return
+		}
+		once, err := m.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(once) {
+			t.Fatalf("invalid JSON from %s: %s", data, once)
+		}
+		m2, err := DecodeMessage(once)
+		if err != nil {
+			t.Fatalf("re-decode of %s: %v", once, err)
+		}
+		if twice, _ := m2.MarshalJSON(); !bytes.Equal(twice, once) {
+			t.Fatalf("not idempotent for %s\n got %s\nwant %s", data, twice, once)
+		}
+	})
+}
