@@ -63,7 +63,10 @@
 // encoding of its content blocks cached: each delta is escaped once and
 // appended, so a message_update frame with the whole partial message costs
 // a copy, not a re-marshal. Every message type encodes itself with the key
-// order of the original agent.
+// order of the original agent, and decodes itself (DecodeMessage dispatches
+// on the role): decoding then encoding gives the bytes decoded, so a
+// session file loads and saves unchanged, even one holding roles or block
+// types this package does not know.
 //
 // # Determinism
 //

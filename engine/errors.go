@@ -17,3 +17,7 @@ var (
 	// ErrNoShell: the session has no Shell wired (the RPC bash command).
 	ErrNoShell = errors.New("bash is not available in this session")
 )
+
+// ErrMessageRole: a message to decode has no role, or not the role of the
+// type it is decoded into.
+var ErrMessageRole = errors.New("engine: bad message role")

@@ -36,7 +36,12 @@ type ContentBlock struct {
 	ID                string // toolCall
 	Name              string // toolCall
 	Arguments         []byte // toolCall: a JSON object, compact
+	ThoughtSignature  string // toolCall, optional
 	Intent            string // toolCall, optional
+
+	// raw is the whole block as decoded when its type is one this package
+	// does not know; it is re-encoded verbatim so nothing is lost.
+	raw []byte
 }
 
 // TextBlock returns a text content block.
@@ -44,6 +49,9 @@ func TextBlock(s string) ContentBlock { return ContentBlock{Type: BlockText, Tex
 
 // AppendJSON appends the block's JSON encoding.
 func (b *ContentBlock) AppendJSON(dst []byte) []byte {
+	if b.raw != nil {
+		return append(dst, b.raw...)
+	}
 	dst = append(dst, `{"type":`...)
 	dst = AppendJSONString(dst, b.Type)
 	switch b.Type {
@@ -70,6 +78,9 @@ func (b *ContentBlock) AppendJSON(dst []byte) []byte {
 			args = []byte("{}")
 		}
 		dst = appendRawField(dst, "arguments", args)
+		if b.ThoughtSignature != "" {
+			dst = appendStringField(dst, "thoughtSignature", b.ThoughtSignature)
+		}
 		if b.Intent != "" {
 			dst = appendStringField(dst, "intent", b.Intent)
 		}
@@ -89,6 +100,16 @@ func appendBlocks(dst []byte, blocks []ContentBlock) []byte {
 		dst = blocks[i].AppendJSON(dst)
 	}
 	return append(dst, ']')
+}
+
+// appendContent appends a content value: a JSON string when asString and
+// the content is one text block (the original keeps content given as a
+// string as a string), else the array of blocks.
+func appendContent(dst []byte, blocks []ContentBlock, asString bool) []byte {
+	if asString && len(blocks) == 1 && blocks[0].Type == BlockText && blocks[0].raw == nil {
+		return AppendJSONString(dst, blocks[0].Text)
+	}
+	return appendBlocks(dst, blocks)
 }
 
 // Cost is the dollar cost of one response.
@@ -155,10 +176,16 @@ const AbortedMessage = "Request was aborted"
 
 // UserMessage is a message typed by the user (or queued by the host).
 type UserMessage struct {
-	Content     []ContentBlock
-	Attribution string // "user" unless set
-	Synthetic   bool
-	Timestamp   int64
+	Content         []ContentBlock
+	StringContent   bool   // encode a single text block as a JSON string
+	Attribution     string // "user" unless set
+	Synthetic       bool
+	ProviderPayload []byte // raw JSON; omitted when nil
+	Timestamp       int64
+
+	// noAttribution is set when a decoded message had no attribution key,
+	// so it encodes again without one; messages built here always carry it.
+	noAttribution bool
 }
 
 // Role implements Message.
@@ -167,15 +194,19 @@ func (*UserMessage) Role() string { return "user" }
 // MarshalJSON implements json.Marshaler.
 func (m *UserMessage) MarshalJSON() ([]byte, error) {
 	dst := append([]byte(nil), `{"role":"user","content":`...)
-	dst = appendBlocks(dst, m.Content)
+	dst = appendContent(dst, m.Content, m.StringContent)
 	if m.Synthetic {
 		dst = appendBoolField(dst, "synthetic", true)
 	}
-	attr := m.Attribution
-	if attr == "" {
-		attr = "user"
+	if attr := m.Attribution; attr != "" || !m.noAttribution {
+		if attr == "" {
+			attr = "user"
+		}
+		dst = appendStringField(dst, "attribution", attr)
 	}
-	dst = appendStringField(dst, "attribution", attr)
+	if m.ProviderPayload != nil {
+		dst = appendRawField(dst, "providerPayload", m.ProviderPayload)
+	}
 	dst = appendIntField(dst, "timestamp", m.Timestamp)
 	return append(dst, '}'), nil
 }
@@ -185,15 +216,18 @@ func (m *UserMessage) Text() string { return joinText(m.Content) }
 
 // AssistantMessage is one model response.
 type AssistantMessage struct {
-	Content      []ContentBlock
-	API          string
-	Provider     string
-	Model        string
-	ResponseID   string
-	Usage        Usage
-	StopReason   StopReason
-	ErrorMessage string
-	Timestamp    int64
+	Content         []ContentBlock
+	API             string
+	Provider        string
+	Model           string
+	ResponseID      string
+	Usage           Usage
+	StopReason      StopReason
+	ErrorMessage    string
+	ProviderPayload []byte // raw JSON; omitted when nil
+	Timestamp       int64
+	Duration        *float64 // milliseconds, optional
+	TTFT            *float64 // milliseconds to the first token, optional
 }
 
 // Role implements Message.
@@ -220,7 +254,16 @@ func (m *AssistantMessage) appendTail(dst []byte) []byte {
 	if m.ErrorMessage != "" {
 		dst = appendStringField(dst, "errorMessage", m.ErrorMessage)
 	}
+	if m.ProviderPayload != nil {
+		dst = appendRawField(dst, "providerPayload", m.ProviderPayload)
+	}
 	dst = appendIntField(dst, "timestamp", m.Timestamp)
+	if m.Duration != nil {
+		dst = appendFloat(appendKey(dst, "duration"), *m.Duration)
+	}
+	if m.TTFT != nil {
+		dst = appendFloat(appendKey(dst, "ttft"), *m.TTFT)
+	}
 	return append(dst, '}')
 }
 
@@ -240,13 +283,15 @@ func (m *AssistantMessage) ToolCalls() []ContentBlock {
 
 // ToolResultMessage is the result of one tool call.
 type ToolResultMessage struct {
-	ToolCallID string
-	ToolName   string
-	Content    []ContentBlock
-	Details    []byte // raw JSON; omitted when nil
-	IsError    bool
-	IsWarning  *bool
-	Timestamp  int64
+	ToolCallID  string
+	ToolName    string
+	Content     []ContentBlock
+	Details     []byte // raw JSON; omitted when nil
+	IsError     bool
+	IsWarning   *bool
+	Attribution string // omitted when empty
+	PrunedAt    int64  // when tool-output pruning emptied it; omitted when 0
+	Timestamp   int64
 }
 
 // Role implements Message.
@@ -264,6 +309,12 @@ func (m *ToolResultMessage) MarshalJSON() ([]byte, error) {
 	dst = appendBoolField(dst, "isError", m.IsError)
 	if m.IsWarning != nil {
 		dst = appendBoolField(dst, "isWarning", *m.IsWarning)
+	}
+	if m.Attribution != "" {
+		dst = appendStringField(dst, "attribution", m.Attribution)
+	}
+	if m.PrunedAt != 0 {
+		dst = appendIntField(dst, "prunedAt", m.PrunedAt)
 	}
 	dst = appendIntField(dst, "timestamp", m.Timestamp)
 	return append(dst, '}'), nil

@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"encoding/json"
-	"strconv"
-)
+import "encoding/json"
 
 // State is the payload of get_state (rpc-protocol.md §4.7), in wire key
 // order. Optional keys are omitted exactly where the original omits them.
@@ -70,45 +67,5 @@ type stateCache struct {
 // AppendStateJSON appends the encoding of State() (byte-identical to
 // MarshalJSON of it). (actor)
 func (s *Session) AppendStateJSON(dst []byte) []byte {
-	c := &s.stateCache
-	st := s.State()
-	if c.version != s.set.version {
-		c.version = s.set.version
-		c.modelJSON, _ = MarshalJSON(st.Model)
-		c.promptJSON = AppendJSONString(nil, st.SystemPrompt)
-		c.toolsJSON, _ = MarshalJSON(st.DumpTools)
-	}
-	dst = append(dst, '{')
-	if st.Model != nil {
-		dst = append(append(dst, `"model":`...), c.modelJSON...)
-		dst = append(dst, ',')
-	}
-	if st.ThinkingLevel != "" {
-		dst = AppendJSONString(append(dst, `"thinkingLevel":`...), string(st.ThinkingLevel))
-		dst = append(dst, ',')
-	}
-	dst = strconv.AppendBool(append(dst, `"isStreaming":`...), st.IsStreaming)
-	dst = appendBoolField(dst, "isCompacting", st.IsCompacting)
-	dst = appendStringField(dst, "steeringMode", st.SteeringMode)
-	dst = appendStringField(dst, "followUpMode", st.FollowUpMode)
-	dst = appendStringField(dst, "interruptMode", st.InterruptMode)
-	if st.SessionFile != "" {
-		dst = appendStringField(dst, "sessionFile", st.SessionFile)
-	}
-	dst = appendStringField(dst, "sessionId", st.SessionID)
-	if st.SessionName != "" {
-		dst = appendStringField(dst, "sessionName", st.SessionName)
-	}
-	dst = appendBoolField(dst, "autoCompactionEnabled", st.AutoCompactionEnabled)
-	dst = appendIntField(dst, "messageCount", int64(st.MessageCount))
-	dst = appendIntField(dst, "queuedMessageCount", int64(st.QueuedMessageCount))
-	if len(st.TodoPhases) == 0 {
-		dst = appendRawField(dst, "todoPhases", []byte("[]"))
-	} else {
-		todos, _ := MarshalJSON(st.TodoPhases)
-		dst = appendRawField(dst, "todoPhases", todos)
-	}
-	dst = appendRawField(dst, "systemPrompt", c.promptJSON)
-	dst = appendRawField(dst, "dumpTools", c.toolsJSON)
-	return append(dst, '}')
+	return appendState(dst, s.State(), &s.stateCache, s.set.version)
 }

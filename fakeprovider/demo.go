@@ -35,7 +35,7 @@ func (p *Provider) demo(e *emitter, n int, req *engine.Request) error {
 	var err error
 	switch m := last.(type) {
 	case *engine.UserMessage:
-		stop, err = demoCommand(e, n, m.Text())
+		stop, err = demoCommand(e, n, commandText(m))
 	case *engine.ToolResultMessage:
 		err = e.text(toolReply(m))
 	default:
@@ -106,6 +106,33 @@ func demoCommand(e *emitter, n int, text string) (engine.StopReason, error) {
 		return engine.StopToolUse, e.toolCall(id, name, splitBytes(string(args), argPiece), args)
 	}
 	return engine.StopStop, e.text(demoGreeting + " You said: " + text)
+}
+
+// commandText returns the text of the newest user message that a demo
+// command is read from. The engine merges consecutive text-only user
+// messages before a model call (engine.ConvertToLLM), so after an RPC bash
+// the prompt is the last text block behind the bash context: a command
+// there wins. Otherwise the whole text is read, which an echo repeats.
+func commandText(m *engine.UserMessage) string {
+	for i := len(m.Content) - 1; i >= 0; i-- {
+		if b := m.Content[i]; b.Type == engine.BlockText {
+			if cmd, _ := cutSpace(b.Text); isDemoCommand(cmd) {
+				return b.Text
+			}
+			break
+		}
+	}
+	return m.Text()
+}
+
+// isDemoCommand reports whether word is one of the commands demoCommand
+// knows.
+func isDemoCommand(word string) bool {
+	switch word {
+	case "demo:think", "demo:error", "demo:block", "demo:tool":
+		return true
+	}
+	return false
 }
 
 // toolReply summarises a tool result by the first line of its text.

@@ -57,6 +57,21 @@ func TestDemo(t *testing.T) {
 		{"no messages", nil, []string{
 			"text_start", `text_delta "Hello! "`, `text_delta "I "`, `text_delta "am "`, `text_delta "the "`, `text_delta "xcsh "`,
 			`text_delta "demo "`, `text_delta "model."`, "text_end", "usage in=0 out=8 cr=0 cw=0 total=8", `done stop ""`}},
+		// The engine merges the bash context into the prompt after it: the
+		// command in the last text block still counts.
+		{"tool after bash", engine.ConvertToLLM([]engine.Message{
+			&engine.BashExecutionMessage{Command: "ls", Output: "a.txt\n"},
+			user(`demo:tool read {"path":"a.txt"}`),
+		}), []string{
+			"tool_start call_demo_1 read", `tool_delta "{\"path\":\"a.txt\"}"`,
+			`tool_end call_demo_1 {"path":"a.txt"}`, "usage in=13 out=4 cr=0 cw=0 total=17", `done toolUse ""`}},
+		{"echo after bash", engine.ConvertToLLM([]engine.Message{
+			&engine.BashExecutionMessage{Command: "ls", Output: "a.txt\n"},
+			user("demo:thinking"),
+		}), []string{
+			"text_start", `text_delta "Hello! "`, `text_delta "I "`, `text_delta "am "`, `text_delta "the "`, `text_delta "xcsh "`,
+			`text_delta "demo "`, `text_delta "model. "`, `text_delta "You "`, `text_delta "said: "`, `text_delta "Ran "`,
+			"text_delta \"`ls`\\n```\\na.txt\\n```demo:thinking\"", "text_end", "usage in=8 out=19 cr=0 cw=0 total=27", `done stop ""`}},
 		{"bash execution", []engine.Message{&engine.BashExecutionMessage{Command: "ls", Output: "a.txt\nb.txt\n"}}, []string{
 			"text_start", `text_delta "Hello! "`, `text_delta "I "`, `text_delta "am "`, `text_delta "the "`, `text_delta "xcsh "`,
 			`text_delta "demo "`, `text_delta "model."`, "text_end", "usage in=3 out=8 cr=0 cw=0 total=11", `done stop ""`}},
