@@ -1,4 +1,4 @@
-package main
+package rpctest
 
 // Tests of how the harness fails: a script that should fail is run under
 // testscript.RunT with a T that records instead of failing, and the test
@@ -24,9 +24,18 @@ import (
 // test never fails through it.
 type recordT struct {
 	testing.TB
-	mu     sync.Mutex // guards log and failed
+	mu     sync.Mutex // guards log, failed and script
 	log    strings.Builder
 	failed bool
+	script string // the script being run, named as testing names a subtest
+}
+
+// Name is the outer test's name and the script's, as testing.T.Run would
+// name the script's subtest; the golden command quotes it as a -run pattern.
+func (r *recordT) Name() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.TB.Name() + "/" + r.script
 }
 
 func (r *recordT) Log(args ...any) {
@@ -55,8 +64,12 @@ func (r *recordT) Skip(args ...any) {
 func (r *recordT) Parallel()     {}
 func (r *recordT) Verbose() bool { return false }
 
-// Run runs f on its own goroutine, so FailNow's Goexit ends only f.
-func (r *recordT) Run(_ string, f func(testscript.T)) {
+// Run runs f on its own goroutine, so FailNow's Goexit ends only f. The
+// scripts run one after another: Parallel does nothing.
+func (r *recordT) Run(name string, f func(testscript.T)) {
+	r.mu.Lock()
+	r.script = name
+	r.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -84,7 +97,7 @@ func runRecorded(t *testing.T, goldenDir string, scripts ...[2]string) (bool, st
 		}
 		files = append(files, f)
 	}
-	p := harnessParams("", goldenDir)
+	p := Params("", goldenDir)
 	p.Files = files
 	p.WorkdirRoot = t.TempDir()
 	setup := p.Setup
@@ -202,7 +215,7 @@ func TestHarnessFailures(t *testing.T) {
 		{
 			name:   "missing golden says how to create it",
 			script: ready + "rpc close\ngolden rpc.stdout absent\n",
-			want:   []string{"absent.jsonl does not exist; create it with", "GOLDIE_UPDATE=1 go test ./cmd/xcsh/ -run 'TestScripts/script'"},
+			want:   []string{"absent.jsonl does not exist; create it with", "GOLDIE_UPDATE=1 go test ./rpc/rpctest/ -run 'TestHarnessFailures/missing_golden_says_how_to_create_it/script'"},
 		},
 		{
 			name:   "golden mismatch shows a diff",

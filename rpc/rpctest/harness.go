@@ -1,9 +1,6 @@
-package main
+package rpctest
 
-// The harness: testscript commands that drive a live RPC process (rpc),
-// assert over JSONL files (frames) and compare transcripts with golden files
-// (golden). docs/testing.md is the user's reference; this file holds the
-// per-script state and the rpc command.
+// The per-script state of the harness, its Setup, and the rpc command.
 
 import (
 	"context"
@@ -20,6 +17,105 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
+
+// GoldenDirEnv names the variable that tells the golden command where the
+// golden directory is; scripts run in a temporary $WORK, so a relative path
+// would not do. Setup sets it from its goldenDir argument.
+const GoldenDirEnv = "XCSH_GOLDEN_DIR"
+
+// Params returns testscript parameters that run every script in dir with
+// the harness: Setup(goldenDir, setup...) and Commands. Callers may set
+// more fields (Files, WorkdirRoot, more Cmds) on the result.
+func Params(dir, goldenDir string, setup ...func(*testscript.Env) error) testscript.Params {
+	return testscript.Params{
+		Dir: dir,
+		// Only rewrites cmp targets that live inside a txtar; goldens are
+		// refreshed through GOLDIE_UPDATE.
+		UpdateScripts: envTruthy("UPDATE_SCRIPTS"),
+		Setup:         Setup(goldenDir, setup...),
+		Cmds:          Commands(),
+	}
+}
+
+// Setup returns a testscript Setup function that gives each script a
+// private home and the deterministic switch, runs the extra setup
+// functions in order (they may override those variables), and then creates
+// the per-script state of the harness commands. The scripts run with one
+// returned function share golden names: two of them may not write the same
+// golden.
+func Setup(goldenDir string, setup ...func(*testscript.Env) error) func(*testscript.Env) error {
+	claims := newGoldenClaims()
+	return func(env *testscript.Env) error {
+		return setupScript(env, goldenDir, claims, setup)
+	}
+}
+
+// Commands returns the harness commands (rpc, frames, golden, waitfile,
+// pidgone) for testscript.Params.Cmds. They need the per-script state that
+// Setup creates.
+func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"rpc":      scriptRPC,
+		"frames":   scriptFrames,
+		"golden":   scriptGolden,
+		"waitfile": scriptWaitFile,
+		"pidgone":  scriptPidGone,
+	}
+}
+
+func setupScript(env *testscript.Env, goldenDir string, claims *goldenClaims, setup []func(*testscript.Env) error) error {
+	home := filepath.Join(env.WorkDir, "home")
+	if err := os.MkdirAll(home, 0o777); err != nil {
+		return err
+	}
+	env.Setenv("XCSH_DETERMINISTIC", "1")
+	env.Setenv("HOME", home)
+	env.Setenv("PI_CODING_AGENT_DIR", filepath.Join(home, ".xcsh", "agent"))
+	env.Setenv(GoldenDirEnv, goldenDir)
+	if os.Getenv("GORACE") == "" {
+		// Under -race the installed commands are race-enabled too, and by
+		// default each clean exit sleeps a second to catch late reports.
+		env.Setenv("GORACE", "atexit_sleep_ms=10")
+	}
+	for _, f := range setup {
+		if err := f(env); err != nil {
+			return err
+		}
+	}
+
+	// testscript does not expose the script's environment, only Getenv, so
+	// remember the names known now and read their current values at each
+	// `rpc start`.
+	seen := make(map[string]bool)
+	var keys []string
+	for _, kv := range env.Vars {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	env.Values[harnessKey{}] = &harness{
+		t:            env.T(),
+		envKeys:      keys,
+		procs:        make(map[string]*liveProc),
+		claims:       claims,
+		waitTimeout:  10 * time.Second,
+		closeTimeout: 20 * time.Second,
+	}
+	return nil
+}
+
+// envTruthy reports whether the test process's variable key is set to a
+// true value, with goldie's spelling of "true" so GOLDIE_UPDATE means the
+// same thing to goldie and to us.
+func envTruthy(key string) bool {
+	switch strings.ToLower(os.Getenv(key)) {
+	case "1", "true", "t":
+		return true
+	}
+	return false
+}
 
 // harnessKey is the testscript Env.Values key of a script's *harness.
 type harnessKey struct{}
@@ -38,21 +134,10 @@ type harness struct {
 	closeTimeout time.Duration // how long rpc close waits for an exit before killing
 }
 
-// harnessCmds returns the custom commands, for testscript.Params.Cmds.
-func harnessCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
-	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"rpc":      scriptRPC,
-		"frames":   scriptFrames,
-		"golden":   scriptGolden,
-		"waitfile": scriptWaitFile,
-		"pidgone":  scriptPidGone,
-	}
-}
-
 func harnessOf(ts *testscript.TestScript) *harness {
 	h, _ := ts.Value(harnessKey{}).(*harness)
 	if h == nil {
-		ts.Fatalf("harness state missing: run scripts through harnessParams (TestScripts)")
+		ts.Fatalf("harness state missing: run scripts with rpctest.Params or rpctest.Setup")
 	}
 	return h
 }

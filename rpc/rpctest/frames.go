@@ -1,4 +1,4 @@
-package main
+package rpctest
 
 // Frames: the line framing of a live process's stdout, the frames command
 // over JSONL files, and the escape syntax of rpc sendraw.
