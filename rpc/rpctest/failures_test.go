@@ -86,7 +86,8 @@ func (r *recordT) result() (bool, string) {
 
 // runRecorded runs the scripts (name -> txtar text) in order against
 // goldenDir and returns whether any failed and the combined log.
-func runRecorded(t *testing.T, goldenDir string, scripts ...[2]string) (bool, string) {
+// closeTimeout, if not zero, replaces rpc close's bound before it kills.
+func runRecorded(t *testing.T, goldenDir string, closeTimeout time.Duration, scripts ...[2]string) (bool, string) {
 	t.Helper()
 	dir := t.TempDir()
 	var files []string
@@ -100,14 +101,15 @@ func runRecorded(t *testing.T, goldenDir string, scripts ...[2]string) (bool, st
 	p := Params("", goldenDir)
 	p.Files = files
 	p.WorkdirRoot = t.TempDir()
-	setup := p.Setup
-	p.Setup = func(env *testscript.Env) error {
-		if err := setup(env); err != nil {
-			return err
+	if closeTimeout != 0 {
+		setup := p.Setup
+		p.Setup = func(env *testscript.Env) error {
+			if err := setup(env); err != nil {
+				return err
+			}
+			env.Values[harnessKey{}].(*harness).closeTimeout = closeTimeout
+			return nil
 		}
-		// Short enough to test the kill path without a 20s wait.
-		env.Values[harnessKey{}].(*harness).closeTimeout = 300 * time.Millisecond
-		return nil
 	}
 	r := &recordT{TB: t}
 	testscript.RunT(r, p)
@@ -126,11 +128,19 @@ func TestHarnessFailures(t *testing.T) {
 		name   string
 		script string
 		want   []string
+		// closeTimeout, if set, replaces rpc close's 20s bound. Only the
+		// case that tests the kill path sets it: a short bound on a process
+		// that is meant to exit turns a slow machine into a red build.
+		closeTimeout time.Duration
 	}{
 		{
+			// The raw line cannot match a query, so the script waits for the
+			// tick that follows it: the dump of the timed-out wait then holds
+			// it however slowly the reader ran, and the 50ms bound only
+			// decides how soon the wait gives up.
 			name:   "wait timeout prints frames and stderr",
-			script: "rpc start jsonl-echo -stderr 'boot log' -raw 'garbage'\nrpc wait '#(type==\"ready\")'\nrpc wait '#(type==\"never\")' 50ms\n",
-			want:   []string{`no frame matched #(type=="never") within 50ms`, `1 {"type":"ready","version":"0.0.0"}`, `2 garbage [not JSON]`, "stderr:\nboot log", `(running), 2 frames, cursor after frame 1`},
+			script: "rpc start jsonl-echo -stderr 'boot log' -raw 'garbage' -frames 1\nrpc wait '#(type==\"ready\")'\nrpc wait '#(type==\"tick\")'\nrpc wait '#(type==\"never\")' 50ms\n",
+			want:   []string{`no frame matched #(type=="never") within 50ms`, `1 {"type":"ready","version":"0.0.0"}`, `2 garbage [not JSON]`, `3 {"type":"tick","n":1}`, "stderr:\nboot log", `(running), 3 frames, cursor after frame 3`},
 		},
 		{
 			name:   "wait fails fast when the process exits",
@@ -158,9 +168,10 @@ func TestHarnessFailures(t *testing.T) {
 			want:   []string{`"default" exit code 3, want exit code 0`},
 		},
 		{
-			name:   "close kills a process that does not exit",
-			script: "rpc start jsonl-echo -hang\nrpc wait '#(type==\"ready\")'\nrpc close\n",
-			want:   []string{`did not exit within 300ms of stdin closing; killed`, `{"type":"bye","lines":0}`},
+			name:         "close kills a process that does not exit",
+			script:       "rpc start jsonl-echo -hang\nrpc wait '#(type==\"ready\")'\nrpc close\n",
+			want:         []string{`did not exit within 300ms of stdin closing; killed`, `{"type":"bye","lines":0}`},
+			closeTimeout: 300 * time.Millisecond, // the process never exits: short enough to test the kill path without a 20s wait
 		},
 		{
 			name:   "signal expected but exited",
@@ -231,7 +242,7 @@ func TestHarnessFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			failed, log := runRecorded(t, goldenDir, [2]string{"script", tt.script})
+			failed, log := runRecorded(t, goldenDir, tt.closeTimeout, [2]string{"script", tt.script})
 			if !failed {
 				t.Fatalf("script passed, want a failure; log:\n%s", log)
 			}
@@ -251,7 +262,7 @@ func TestHarnessGoldenUpdate(t *testing.T) {
 	script := [2]string{"update", "rpc start jsonl-echo -cwd\nrpc wait '#(type==\"cwd\")'\nrpc close\ngolden rpc.stdout fresh\n"}
 
 	t.Setenv("GOLDIE_UPDATE", "1")
-	if failed, log := runRecorded(t, goldenDir, script); failed {
+	if failed, log := runRecorded(t, goldenDir, 0, script); failed {
 		t.Fatalf("update run failed:\n%s", log)
 	}
 	got, err := os.ReadFile(filepath.Join(goldenDir, "fresh.jsonl"))
@@ -264,7 +275,7 @@ func TestHarnessGoldenUpdate(t *testing.T) {
 	}
 
 	t.Setenv("GOLDIE_UPDATE", "")
-	if failed, log := runRecorded(t, goldenDir, script); failed {
+	if failed, log := runRecorded(t, goldenDir, 0, script); failed {
 		t.Fatalf("compare run failed:\n%s", log)
 	}
 }
@@ -277,7 +288,7 @@ func TestHarnessGoldenClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := "golden f.jsonl shared\n-- f.jsonl --\n{}\n"
-	failed, log := runRecorded(t, goldenDir, [2]string{"first", body}, [2]string{"second", body})
+	failed, log := runRecorded(t, goldenDir, 0, [2]string{"first", body}, [2]string{"second", body})
 	if !failed || !strings.Contains(log, `golden "shared" is already used by script first`) {
 		t.Fatalf("want the second script to fail on the shared golden; failed=%v log:\n%s", failed, log)
 	}
