@@ -119,25 +119,6 @@ func (l *frameLog) bytes() []byte {
 	return append([]byte(nil), l.raw...)
 }
 
-// stderrBuffer is a process's stderr: written by exec's copying goroutine,
-// read by the script when it reports a failure.
-type stderrBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func (b *stderrBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *stderrBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 const framesUsage = `usage:
 	[!] frames file 'gjson query' [count]
 	[!] frames file lines N

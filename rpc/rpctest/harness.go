@@ -361,7 +361,7 @@ type liveProc struct {
 	cancel context.CancelFunc // interrupts the process, then kills it after cmd.WaitDelay
 	stdin  *os.File           // our end of the child's stdin; script goroutine only
 	out    *frameLog          // stdout; written by exec's copying goroutine
-	errBuf *stderrBuffer      // stderr; written by exec's copying goroutine
+	errOut *stderrFile        // stderr; written by the child itself; script goroutine only
 
 	// exited is closed by the waiter goroutine once cmd.Wait has returned,
 	// which is after all of stdout has been written to out; waitErr is set
@@ -385,6 +385,12 @@ func startProc(name, path string, args []string, dir string, env []string) (*liv
 	if err != nil {
 		return nil, err
 	}
+	errOut, errFile, err := newStderrFile()
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
@@ -396,22 +402,26 @@ func startProc(name, path string, args []string, dir string, env []string) (*liv
 		cancel: cancel,
 		stdin:  pw,
 		out:    newFrameLog(),
-		errBuf: new(stderrBuffer),
+		errOut: errOut,
 		exited: make(chan struct{}),
 	}
 	cmd.Stdout = p.out
-	cmd.Stderr = p.errBuf
+	cmd.Stderr = errFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = procWaitDelay
 	if err := cmd.Start(); err != nil {
 		cancel()
 		pr.Close()
 		pw.Close()
+		errFile.Close()
+		errOut.release()
 		return nil, err
 	}
-	// The child has its copy; ours would keep the pipe open and hide a
-	// child's exit from our writes (EPIPE).
+	// The child has its copies. Ours of the stdin pipe would keep it open and
+	// hide a child's exit from our writes (EPIPE); the stderr file is read
+	// by name.
 	pr.Close()
+	errFile.Close()
 	go func() {
 		p.waitErr = cmd.Wait()
 		p.out.finish()
@@ -529,7 +539,8 @@ func (h *harness) close(ts *testscript.TestScript, p *liveProc, args []string) {
 	// Write the outputs before judging the exit, so a failing script leaves
 	// them in $WORK (with -testwork) for inspection.
 	raw := p.out.bytes()
-	stderr := p.errBuf.String()
+	p.errOut.release()
+	stderr := p.errOut.String()
 	ts.Check(os.WriteFile(ts.MkAbs(file), raw, 0o666))
 	ts.Check(os.WriteFile(ts.MkAbs(procOutputBase(p.name)+".stderr"), []byte(stderr), 0o666))
 	// Also as the command's stdout and stderr, so the stdout, stderr and
@@ -553,6 +564,49 @@ func (h *harness) close(ts *testscript.TestScript, p *liveProc, args []string) {
 	}
 }
 
+// stderrFile is a process's stderr. The child writes into a file, not into
+// a pipe that a goroutine of ours copies from: then whatever it wrote to
+// stderr before a stdout frame is readable once rpc wait has seen that
+// frame, so a failure dump shows it without a race against the copier.
+type stderrFile struct {
+	path string // removed by release
+	kept string // the contents, once released
+	gone bool   // release has run
+}
+
+// newStderrFile creates the file in the system's temporary directory, not
+// in $WORK, where scenarios list and search files. The caller passes the
+// returned *os.File to the child and closes it after the start.
+func newStderrFile() (*stderrFile, *os.File, error) {
+	f, err := os.CreateTemp("", "rpctest-stderr-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	return &stderrFile{path: f.Name()}, f, nil
+}
+
+func (s *stderrFile) String() string {
+	if s.gone {
+		return s.kept
+	}
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		return fmt.Sprintf("(reading stderr: %v)\n", err)
+	}
+	return string(b)
+}
+
+// release keeps the contents and removes the file. It runs once the child
+// has exited; a grandchild still holding stderr then writes to nobody.
+func (s *stderrFile) release() {
+	if s.gone {
+		return
+	}
+	s.kept = s.String()
+	s.gone = true
+	os.Remove(s.path)
+}
+
 // stop reaps a process the script did not close: it is interrupted, then
 // killed after procWaitDelay, like testscript's own background commands. It
 // runs deferred, outside any command, so it can only log.
@@ -564,6 +618,7 @@ func (p *liveProc) stop(ts *testscript.TestScript) {
 	p.stdin.Close()
 	p.cancel()
 	<-p.exited
+	p.errOut.release()
 	ts.Logf("rpc: %q was not closed by the script; stopped it (%s)", p.name, procExitDescription(p))
 }
 
@@ -617,7 +672,7 @@ func (p *liveProc) dump() string {
 		}
 		fmt.Fprintf(&b, "%s%4d %s%s\n", mark, i+1, clipFrame(f.line), note)
 	}
-	if s := p.errBuf.String(); s != "" {
+	if s := p.errOut.String(); s != "" {
 		fmt.Fprintf(&b, "stderr:\n%s", s)
 		if !strings.HasSuffix(s, "\n") {
 			b.WriteByte('\n')
