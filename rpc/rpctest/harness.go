@@ -38,13 +38,18 @@ func Params(dir, goldenDir string, setup ...func(*testscript.Env) error) testscr
 }
 
 // Setup returns a testscript Setup function that gives each script a
-// private home and the deterministic switch, runs the extra setup
-// functions in order (they may override those variables), and then creates
-// the per-script state of the harness commands. The scripts run with one
-// returned function share golden names: two of them may not write the same
-// golden.
+// private home, the deterministic switch and $XCSH_GOLDEN_DIR (goldenDir,
+// made absolute), runs the extra setup functions in order (they may
+// override those variables), and then creates the per-script state of the
+// harness commands. The scripts run with one returned function share golden
+// names: two of them may not write the same golden.
 func Setup(goldenDir string, setup ...func(*testscript.Env) error) func(*testscript.Env) error {
 	claims := newGoldenClaims()
+	// Absolute, because scripts run in $WORK: a relative $XCSH_GOLDEN_DIR
+	// would name a directory there. A test runs in its package's directory.
+	if abs, err := filepath.Abs(goldenDir); err == nil {
+		goldenDir = abs
+	}
 	return func(env *testscript.Env) error {
 		return setupScript(env, goldenDir, claims, setup)
 	}
