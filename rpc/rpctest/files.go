@@ -1,11 +1,11 @@
-package main
+package rpctest
+
+// Conditions on the file system and the process table: waitfile, pidgone.
 
 import (
-	"errors"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -53,8 +53,7 @@ func scriptPidGone(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	deadline := time.Now().Add(conditionBound)
 	for {
-		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) || isZombie(pid) {
+		if processGone(pid) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -62,17 +61,4 @@ func scriptPidGone(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(pollEvery)
 	}
-}
-
-// isZombie reports whether /proc says pid has exited but is not reaped.
-func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesised command name, which may itself
-	// contain spaces and parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }

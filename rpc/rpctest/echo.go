@@ -1,8 +1,8 @@
-package main
+package rpctest
 
-// jsonl-echo: a test-only stand-in for an RPC server, installed on the
-// scripts' $PATH by TestMain, so the harness is tested without the real
-// binary. It never sleeps: everything it does is driven by its input.
+// jsonl-echo: a test-only stand-in for an RPC server, so the harness is
+// tested without a real binary. It never sleeps: everything it does is
+// driven by its input.
 
 import (
 	"bufio"
@@ -27,8 +27,11 @@ last line without "\n"), and {"type":"bye","lines":N} at EOF. A line
 SIGINT and SIGTERM write {"type":"signal",...} and exit 130 and 143.
 `
 
-// jsonlEcho is the helper's main.
-func jsonlEcho() {
+// EchoMain is the main function of jsonl-echo, a stand-in for an RPC server
+// that the harness's own scripts drive. Install it from TestMain with
+// testscript.Main(m, map[string]func(){"jsonl-echo": rpctest.EchoMain}).
+// docs/testing.md describes its frames and flags.
+func EchoMain() {
 	os.Exit(runJSONLEcho(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

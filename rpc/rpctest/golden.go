@@ -1,7 +1,7 @@
-package main
+package rpctest
 
 // The golden command: a file from the script, normalised, compared through
-// goldie with golden/<name>.jsonl at the repository root.
+// goldie with <name>.jsonl in the golden directory given to Setup.
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -37,9 +38,9 @@ func scriptGolden(ts *testscript.TestScript, neg bool, args []string) {
 	if err := h.claims.claim(name, ts.Name()); err != nil {
 		ts.Fatalf("golden: %v", err)
 	}
-	dir := ts.Getenv(goldenDirEnv)
+	dir := ts.Getenv(GoldenDirEnv)
 	if dir == "" {
-		ts.Fatalf("golden: $%s is not set", goldenDirEnv)
+		ts.Fatalf("golden: $%s is not set", GoldenDirEnv)
 	}
 	data := normaliseWork([]byte(ts.ReadFile(file)), ts.Getenv("WORK"))
 	// A transcript in which the fake provider saw a request its script did
@@ -51,7 +52,7 @@ func scriptGolden(ts *testscript.TestScript, neg bool, args []string) {
 	tb := newGoldenTB(ts, h.t)
 	g := goldie.New(tb, goldie.WithFixtureDir(dir), goldie.WithNameSuffix(".jsonl"))
 	path := g.GoldenFileName(tb, name)
-	rerun := fmt.Sprintf("GOLDIE_UPDATE=1 go test ./cmd/xcsh/ -run 'TestScripts/%s' (or make golden)", ts.Name())
+	rerun := fmt.Sprintf("GOLDIE_UPDATE=1 go test %s -run '%s' (or make golden)", testPackageArg(), tb.Name())
 
 	// Our switch, not goldie's: its -update flag is global to the test
 	// binary and read once at init, so the comparison below does not go
@@ -74,6 +75,31 @@ func scriptGolden(ts *testscript.TestScript, neg bool, args []string) {
 			file, path, goldie.Diff(goldie.ClassicDiff, string(data), string(want)), rerun)
 	}
 }
+
+// testPackageArg is the go test argument that names the package under test,
+// such as ./cmd/xcsh/, for the command that refreshes a golden: a test
+// binary runs in its package's directory, so it is that directory relative
+// to the module root. It is "." when there is no module root above.
+var testPackageArg = sync.OnceValue(func() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for root := wd; ; {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			rel, err := filepath.Rel(root, wd)
+			if err != nil || rel == "." {
+				return "."
+			}
+			return "./" + filepath.ToSlash(rel) + "/"
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			return "."
+		}
+		root = parent
+	}
+})
 
 // goldenTB is the testing.TB handed to goldie. goldie reports through
 // t.Error and t.FailNow; on the script's own *testing.T those would fail

@@ -1,9 +1,6 @@
-package main
+package rpctest
 
-// The harness: testscript commands that drive a live RPC process (rpc),
-// assert over JSONL files (frames) and compare transcripts with golden files
-// (golden). docs/testing.md is the user's reference; this file holds the
-// per-script state and the rpc command.
+// The per-script state of the harness, its Setup, and the rpc command.
 
 import (
 	"context"
@@ -20,6 +17,110 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
+
+// GoldenDirEnv names the variable that tells the golden command where the
+// golden directory is; scripts run in a temporary $WORK, so a relative path
+// would not do. Setup sets it from its goldenDir argument.
+const GoldenDirEnv = "XCSH_GOLDEN_DIR"
+
+// Params returns testscript parameters that run every script in dir with
+// the harness: Setup(goldenDir, setup...) and Commands. Callers may set
+// more fields (Files, WorkdirRoot, more Cmds) on the result.
+func Params(dir, goldenDir string, setup ...func(*testscript.Env) error) testscript.Params {
+	return testscript.Params{
+		Dir: dir,
+		// Only rewrites cmp targets that live inside a txtar; goldens are
+		// refreshed through GOLDIE_UPDATE.
+		UpdateScripts: envTruthy("UPDATE_SCRIPTS"),
+		Setup:         Setup(goldenDir, setup...),
+		Cmds:          Commands(),
+	}
+}
+
+// Setup returns a testscript Setup function that gives each script a
+// private home, the deterministic switch and $XCSH_GOLDEN_DIR (goldenDir,
+// made absolute), runs the extra setup functions in order (they may
+// override those variables), and then creates the per-script state of the
+// harness commands. The scripts run with one returned function share golden
+// names: two of them may not write the same golden.
+func Setup(goldenDir string, setup ...func(*testscript.Env) error) func(*testscript.Env) error {
+	claims := newGoldenClaims()
+	// Absolute, because scripts run in $WORK: a relative $XCSH_GOLDEN_DIR
+	// would name a directory there. A test runs in its package's directory.
+	if abs, err := filepath.Abs(goldenDir); err == nil {
+		goldenDir = abs
+	}
+	return func(env *testscript.Env) error {
+		return setupScript(env, goldenDir, claims, setup)
+	}
+}
+
+// Commands returns the harness commands (rpc, frames, golden, waitfile,
+// pidgone) for testscript.Params.Cmds. They need the per-script state that
+// Setup creates.
+func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"rpc":      scriptRPC,
+		"frames":   scriptFrames,
+		"golden":   scriptGolden,
+		"waitfile": scriptWaitFile,
+		"pidgone":  scriptPidGone,
+	}
+}
+
+func setupScript(env *testscript.Env, goldenDir string, claims *goldenClaims, setup []func(*testscript.Env) error) error {
+	home := filepath.Join(env.WorkDir, "home")
+	if err := os.MkdirAll(home, 0o777); err != nil {
+		return err
+	}
+	env.Setenv("XCSH_DETERMINISTIC", "1")
+	env.Setenv("HOME", home)
+	env.Setenv("PI_CODING_AGENT_DIR", filepath.Join(home, ".xcsh", "agent"))
+	env.Setenv(GoldenDirEnv, goldenDir)
+	if os.Getenv("GORACE") == "" {
+		// Under -race the installed commands are race-enabled too, and by
+		// default each clean exit sleeps a second to catch late reports.
+		env.Setenv("GORACE", "atexit_sleep_ms=10")
+	}
+	for _, f := range setup {
+		if err := f(env); err != nil {
+			return err
+		}
+	}
+
+	// testscript does not expose the script's environment, only Getenv, so
+	// remember the names known now and read their current values at each
+	// `rpc start`.
+	seen := make(map[string]bool)
+	var keys []string
+	for _, kv := range env.Vars {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	env.Values[harnessKey{}] = &harness{
+		t:            env.T(),
+		envKeys:      keys,
+		procs:        make(map[string]*liveProc),
+		claims:       claims,
+		waitTimeout:  10 * time.Second,
+		closeTimeout: 20 * time.Second,
+	}
+	return nil
+}
+
+// envTruthy reports whether the test process's variable key is set to a
+// true value, with goldie's spelling of "true" so GOLDIE_UPDATE means the
+// same thing to goldie and to us.
+func envTruthy(key string) bool {
+	switch strings.ToLower(os.Getenv(key)) {
+	case "1", "true", "t":
+		return true
+	}
+	return false
+}
 
 // harnessKey is the testscript Env.Values key of a script's *harness.
 type harnessKey struct{}
@@ -38,21 +139,10 @@ type harness struct {
 	closeTimeout time.Duration // how long rpc close waits for an exit before killing
 }
 
-// harnessCmds returns the custom commands, for testscript.Params.Cmds.
-func harnessCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
-	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"rpc":      scriptRPC,
-		"frames":   scriptFrames,
-		"golden":   scriptGolden,
-		"waitfile": scriptWaitFile,
-		"pidgone":  scriptPidGone,
-	}
-}
-
 func harnessOf(ts *testscript.TestScript) *harness {
 	h, _ := ts.Value(harnessKey{}).(*harness)
 	if h == nil {
-		ts.Fatalf("harness state missing: run scripts through harnessParams (TestScripts)")
+		ts.Fatalf("harness state missing: run scripts with rpctest.Params or rpctest.Setup")
 	}
 	return h
 }
@@ -276,7 +366,7 @@ type liveProc struct {
 	cancel context.CancelFunc // interrupts the process, then kills it after cmd.WaitDelay
 	stdin  *os.File           // our end of the child's stdin; script goroutine only
 	out    *frameLog          // stdout; written by exec's copying goroutine
-	errBuf *stderrBuffer      // stderr; written by exec's copying goroutine
+	errOut *stderrFile        // stderr; written by the child itself; script goroutine only
 
 	// exited is closed by the waiter goroutine once cmd.Wait has returned,
 	// which is after all of stdout has been written to out; waitErr is set
@@ -300,6 +390,12 @@ func startProc(name, path string, args []string, dir string, env []string) (*liv
 	if err != nil {
 		return nil, err
 	}
+	errOut, errFile, err := newStderrFile()
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
@@ -311,22 +407,26 @@ func startProc(name, path string, args []string, dir string, env []string) (*liv
 		cancel: cancel,
 		stdin:  pw,
 		out:    newFrameLog(),
-		errBuf: new(stderrBuffer),
+		errOut: errOut,
 		exited: make(chan struct{}),
 	}
 	cmd.Stdout = p.out
-	cmd.Stderr = p.errBuf
+	cmd.Stderr = errFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = procWaitDelay
 	if err := cmd.Start(); err != nil {
 		cancel()
 		pr.Close()
 		pw.Close()
+		errFile.Close()
+		errOut.release()
 		return nil, err
 	}
-	// The child has its copy; ours would keep the pipe open and hide a
-	// child's exit from our writes (EPIPE).
+	// The child has its copies. Ours of the stdin pipe would keep it open and
+	// hide a child's exit from our writes (EPIPE); the stderr file is read
+	// by name.
 	pr.Close()
+	errFile.Close()
 	go func() {
 		p.waitErr = cmd.Wait()
 		p.out.finish()
@@ -444,7 +544,8 @@ func (h *harness) close(ts *testscript.TestScript, p *liveProc, args []string) {
 	// Write the outputs before judging the exit, so a failing script leaves
 	// them in $WORK (with -testwork) for inspection.
 	raw := p.out.bytes()
-	stderr := p.errBuf.String()
+	p.errOut.release()
+	stderr := p.errOut.String()
 	ts.Check(os.WriteFile(ts.MkAbs(file), raw, 0o666))
 	ts.Check(os.WriteFile(ts.MkAbs(procOutputBase(p.name)+".stderr"), []byte(stderr), 0o666))
 	// Also as the command's stdout and stderr, so the stdout, stderr and
@@ -468,6 +569,49 @@ func (h *harness) close(ts *testscript.TestScript, p *liveProc, args []string) {
 	}
 }
 
+// stderrFile is a process's stderr. The child writes into a file, not into
+// a pipe that a goroutine of ours copies from: then whatever it wrote to
+// stderr before a stdout frame is readable once rpc wait has seen that
+// frame, so a failure dump shows it without a race against the copier.
+type stderrFile struct {
+	path string // removed by release
+	kept string // the contents, once released
+	gone bool   // release has run
+}
+
+// newStderrFile creates the file in the system's temporary directory, not
+// in $WORK, where scenarios list and search files. The caller passes the
+// returned *os.File to the child and closes it after the start.
+func newStderrFile() (*stderrFile, *os.File, error) {
+	f, err := os.CreateTemp("", "rpctest-stderr-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	return &stderrFile{path: f.Name()}, f, nil
+}
+
+func (s *stderrFile) String() string {
+	if s.gone {
+		return s.kept
+	}
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		return fmt.Sprintf("(reading stderr: %v)\n", err)
+	}
+	return string(b)
+}
+
+// release keeps the contents and removes the file. It runs once the child
+// has exited; a grandchild still holding stderr then writes to nobody.
+func (s *stderrFile) release() {
+	if s.gone {
+		return
+	}
+	s.kept = s.String()
+	s.gone = true
+	os.Remove(s.path)
+}
+
 // stop reaps a process the script did not close: it is interrupted, then
 // killed after procWaitDelay, like testscript's own background commands. It
 // runs deferred, outside any command, so it can only log.
@@ -479,6 +623,7 @@ func (p *liveProc) stop(ts *testscript.TestScript) {
 	p.stdin.Close()
 	p.cancel()
 	<-p.exited
+	p.errOut.release()
 	ts.Logf("rpc: %q was not closed by the script; stopped it (%s)", p.name, procExitDescription(p))
 }
 
@@ -532,7 +677,7 @@ func (p *liveProc) dump() string {
 		}
 		fmt.Fprintf(&b, "%s%4d %s%s\n", mark, i+1, clipFrame(f.line), note)
 	}
-	if s := p.errBuf.String(); s != "" {
+	if s := p.errOut.String(); s != "" {
 		fmt.Fprintf(&b, "stderr:\n%s", s)
 		if !strings.HasSuffix(s, "\n") {
 			b.WriteByte('\n')

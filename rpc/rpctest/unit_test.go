@@ -1,4 +1,4 @@
-package main
+package rpctest
 
 // Unit tests of the harness's pure parts: escapes, normalisation, line
 // framing, and the frames command's helpers.

@@ -1,4 +1,4 @@
-package main
+package rpctest
 
 // Frames: the line framing of a live process's stdout, the frames command
 // over JSONL files, and the escape syntax of rpc sendraw.
@@ -117,25 +117,6 @@ func (l *frameLog) bytes() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]byte(nil), l.raw...)
-}
-
-// stderrBuffer is a process's stderr: written by exec's copying goroutine,
-// read by the script when it reports a failure.
-type stderrBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func (b *stderrBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *stderrBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 const framesUsage = `usage:

@@ -1,4 +1,4 @@
-package main
+package rpctest
 
 // Tests of how the harness fails: a script that should fail is run under
 // testscript.RunT with a T that records instead of failing, and the test
@@ -24,9 +24,18 @@ import (
 // test never fails through it.
 type recordT struct {
 	testing.TB
-	mu     sync.Mutex // guards log and failed
+	mu     sync.Mutex // guards log, failed and script
 	log    strings.Builder
 	failed bool
+	script string // the script being run, named as testing names a subtest
+}
+
+// Name is the outer test's name and the script's, as testing.T.Run would
+// name the script's subtest; the golden command quotes it as a -run pattern.
+func (r *recordT) Name() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.TB.Name() + "/" + r.script
 }
 
 func (r *recordT) Log(args ...any) {
@@ -55,8 +64,12 @@ func (r *recordT) Skip(args ...any) {
 func (r *recordT) Parallel()     {}
 func (r *recordT) Verbose() bool { return false }
 
-// Run runs f on its own goroutine, so FailNow's Goexit ends only f.
-func (r *recordT) Run(_ string, f func(testscript.T)) {
+// Run runs f on its own goroutine, so FailNow's Goexit ends only f. The
+// scripts run one after another: Parallel does nothing.
+func (r *recordT) Run(name string, f func(testscript.T)) {
+	r.mu.Lock()
+	r.script = name
+	r.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -73,7 +86,8 @@ func (r *recordT) result() (bool, string) {
 
 // runRecorded runs the scripts (name -> txtar text) in order against
 // goldenDir and returns whether any failed and the combined log.
-func runRecorded(t *testing.T, goldenDir string, scripts ...[2]string) (bool, string) {
+// closeTimeout, if not zero, replaces rpc close's bound before it kills.
+func runRecorded(t *testing.T, goldenDir string, closeTimeout time.Duration, scripts ...[2]string) (bool, string) {
 	t.Helper()
 	dir := t.TempDir()
 	var files []string
@@ -84,17 +98,18 @@ func runRecorded(t *testing.T, goldenDir string, scripts ...[2]string) (bool, st
 		}
 		files = append(files, f)
 	}
-	p := harnessParams("", goldenDir)
+	p := Params("", goldenDir)
 	p.Files = files
 	p.WorkdirRoot = t.TempDir()
-	setup := p.Setup
-	p.Setup = func(env *testscript.Env) error {
-		if err := setup(env); err != nil {
-			return err
+	if closeTimeout != 0 {
+		setup := p.Setup
+		p.Setup = func(env *testscript.Env) error {
+			if err := setup(env); err != nil {
+				return err
+			}
+			env.Values[harnessKey{}].(*harness).closeTimeout = closeTimeout
+			return nil
 		}
-		// Short enough to test the kill path without a 20s wait.
-		env.Values[harnessKey{}].(*harness).closeTimeout = 300 * time.Millisecond
-		return nil
 	}
 	r := &recordT{TB: t}
 	testscript.RunT(r, p)
@@ -113,11 +128,19 @@ func TestHarnessFailures(t *testing.T) {
 		name   string
 		script string
 		want   []string
+		// closeTimeout, if set, replaces rpc close's 20s bound. Only the
+		// case that tests the kill path sets it: a short bound on a process
+		// that is meant to exit turns a slow machine into a red build.
+		closeTimeout time.Duration
 	}{
 		{
+			// The raw line cannot match a query, so the script waits for the
+			// tick that follows it: the dump of the timed-out wait then holds
+			// it however slowly the reader ran, and the 50ms bound only
+			// decides how soon the wait gives up.
 			name:   "wait timeout prints frames and stderr",
-			script: "rpc start jsonl-echo -stderr 'boot log' -raw 'garbage'\nrpc wait '#(type==\"ready\")'\nrpc wait '#(type==\"never\")' 50ms\n",
-			want:   []string{`no frame matched #(type=="never") within 50ms`, `1 {"type":"ready","version":"0.0.0"}`, `2 garbage [not JSON]`, "stderr:\nboot log", `(running), 2 frames, cursor after frame 1`},
+			script: "rpc start jsonl-echo -stderr 'boot log' -raw 'garbage' -frames 1\nrpc wait '#(type==\"ready\")'\nrpc wait '#(type==\"tick\")'\nrpc wait '#(type==\"never\")' 50ms\n",
+			want:   []string{`no frame matched #(type=="never") within 50ms`, `1 {"type":"ready","version":"0.0.0"}`, `2 garbage [not JSON]`, `3 {"type":"tick","n":1}`, "stderr:\nboot log", `(running), 3 frames, cursor after frame 3`},
 		},
 		{
 			name:   "wait fails fast when the process exits",
@@ -145,9 +168,10 @@ func TestHarnessFailures(t *testing.T) {
 			want:   []string{`"default" exit code 3, want exit code 0`},
 		},
 		{
-			name:   "close kills a process that does not exit",
-			script: "rpc start jsonl-echo -hang\nrpc wait '#(type==\"ready\")'\nrpc close\n",
-			want:   []string{`did not exit within 300ms of stdin closing; killed`, `{"type":"bye","lines":0}`},
+			name:         "close kills a process that does not exit",
+			script:       "rpc start jsonl-echo -hang\nrpc wait '#(type==\"ready\")'\nrpc close\n",
+			want:         []string{`did not exit within 300ms of stdin closing; killed`, `{"type":"bye","lines":0}`},
+			closeTimeout: 300 * time.Millisecond, // the process never exits: short enough to test the kill path without a 20s wait
 		},
 		{
 			name:   "signal expected but exited",
@@ -202,7 +226,7 @@ func TestHarnessFailures(t *testing.T) {
 		{
 			name:   "missing golden says how to create it",
 			script: ready + "rpc close\ngolden rpc.stdout absent\n",
-			want:   []string{"absent.jsonl does not exist; create it with", "GOLDIE_UPDATE=1 go test ./cmd/xcsh/ -run 'TestScripts/script'"},
+			want:   []string{"absent.jsonl does not exist; create it with", "GOLDIE_UPDATE=1 go test ./rpc/rpctest/ -run 'TestHarnessFailures/missing_golden_says_how_to_create_it/script'"},
 		},
 		{
 			name:   "golden mismatch shows a diff",
@@ -218,7 +242,7 @@ func TestHarnessFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			failed, log := runRecorded(t, goldenDir, [2]string{"script", tt.script})
+			failed, log := runRecorded(t, goldenDir, tt.closeTimeout, [2]string{"script", tt.script})
 			if !failed {
 				t.Fatalf("script passed, want a failure; log:\n%s", log)
 			}
@@ -238,7 +262,7 @@ func TestHarnessGoldenUpdate(t *testing.T) {
 	script := [2]string{"update", "rpc start jsonl-echo -cwd\nrpc wait '#(type==\"cwd\")'\nrpc close\ngolden rpc.stdout fresh\n"}
 
 	t.Setenv("GOLDIE_UPDATE", "1")
-	if failed, log := runRecorded(t, goldenDir, script); failed {
+	if failed, log := runRecorded(t, goldenDir, 0, script); failed {
 		t.Fatalf("update run failed:\n%s", log)
 	}
 	got, err := os.ReadFile(filepath.Join(goldenDir, "fresh.jsonl"))
@@ -251,7 +275,7 @@ func TestHarnessGoldenUpdate(t *testing.T) {
 	}
 
 	t.Setenv("GOLDIE_UPDATE", "")
-	if failed, log := runRecorded(t, goldenDir, script); failed {
+	if failed, log := runRecorded(t, goldenDir, 0, script); failed {
 		t.Fatalf("compare run failed:\n%s", log)
 	}
 }
@@ -264,7 +288,7 @@ func TestHarnessGoldenClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := "golden f.jsonl shared\n-- f.jsonl --\n{}\n"
-	failed, log := runRecorded(t, goldenDir, [2]string{"first", body}, [2]string{"second", body})
+	failed, log := runRecorded(t, goldenDir, 0, [2]string{"first", body}, [2]string{"second", body})
 	if !failed || !strings.Contains(log, `golden "shared" is already used by script first`) {
 		t.Fatalf("want the second script to fail on the shared golden; failed=%v log:\n%s", failed, log)
 	}
