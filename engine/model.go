@@ -1,5 +1,7 @@
 package engine
 
+import "encoding/json"
+
 // Model is the registry description of a model, with the JSON shape of the
 // original's Model object (get_state.model, get_available_models).
 type Model struct {
@@ -15,6 +17,10 @@ type Model struct {
 	MaxTokens     int               `json:"maxTokens"`
 	Headers       map[string]string `json:"headers,omitempty"`
 	Thinking      *ModelThinking    `json:"thinking,omitempty"`
+	// Compat holds an API's quirks as configured (models.yml "compat":
+	// thinkingFormat, maxTokensField, supportsUsageInStreaming, ...). The
+	// engine passes it through untouched; the adapter of Model.API reads it.
+	Compat json.RawMessage `json:"compat,omitempty"`
 }
 
 // ModelCost is dollars per million tokens.
