@@ -17,28 +17,28 @@ const (
 	editDiffContext   = 2
 )
 
-type editTool struct{ o Options }
+type editTool struct {
+	spec
+	o Options
+}
 
 // NewEdit returns the edit tool in the original's "replace" mode: each
 // entry replaces an exact, unique occurrence of old_text (or every one with
 // all), preserving the file's BOM and line endings.
-func NewEdit(o Options) engine.Tool { return &editTool{o: o} }
+func NewEdit(o Options) engine.Tool { return &editTool{spec: editSpec, o: o} }
 
-func (*editTool) Name() string                    { return "edit" }
-func (*editTool) Concurrency() engine.Concurrency { return engine.Exclusive }
-func (*editTool) Description() string {
-	return "Edit files by exact text replacement. Each entry replaces old_text with new_text in path; old_text must " +
-		"match exactly (including whitespace) and be unique in the file unless all is true. Entries are applied in order."
-}
-
-func (*editTool) Schema() []byte {
-	return []byte(`{"type":"object","properties":{"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{` +
+var editSpec = spec{
+	name:        "edit",
+	concurrency: engine.Exclusive,
+	description: "Edit files by exact text replacement. Each entry replaces old_text with new_text in path; old_text must " +
+		"match exactly (including whitespace) and be unique in the file unless all is true. Entries are applied in order.",
+	schema: []byte(`{"type":"object","properties":{"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{` +
 		`"path":{"type":"string","description":"Path of the file to edit"},` +
 		`"old_text":{"type":"string","description":"Exact text to replace"},` +
 		`"new_text":{"type":"string","description":"Replacement text"},` +
 		`"all":{"type":"boolean","description":"Replace every occurrence (default: the match must be unique)"}` +
 		`},"required":["path","old_text","new_text"],"additionalProperties":false}}},` +
-		`"required":["edits"],"additionalProperties":false}`)
+		`"required":["edits"],"additionalProperties":false}`),
 }
 
 type editEntry struct {

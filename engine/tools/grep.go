@@ -47,22 +47,22 @@ var grepTypes = map[string][]string{
 	"sql":  {"*.sql"},
 }
 
-type grepTool struct{ o Options }
+type grepTool struct {
+	spec
+	o Options
+}
 
 // NewGrep returns the grep tool: a regular-expression search over files
 // that honours .gitignore, with context lines and output grouped by file.
-func NewGrep(o Options) engine.Tool { return &grepTool{o: o} }
+func NewGrep(o Options) engine.Tool { return &grepTool{spec: grepSpec, o: o} }
 
-func (*grepTool) Name() string                    { return "grep" }
-func (*grepTool) Concurrency() engine.Concurrency { return engine.Shared }
-func (*grepTool) Description() string {
-	return "Search file contents with a regular expression (Go RE2 syntax). Respects .gitignore and searches hidden files; " +
+var grepSpec = spec{
+	name:        "grep",
+	concurrency: engine.Shared,
+	description: "Search file contents with a regular expression (Go RE2 syntax). Respects .gitignore and searches hidden files; " +
 		"binary files are skipped. Output is grouped by file, `N:text` for a matching line and `N-text` for context. " +
-		"Returns 20 matches by default; use limit and offset to page."
-}
-
-func (*grepTool) Schema() []byte {
-	return []byte(`{"type":"object","properties":{` +
+		"Returns 20 matches by default; use limit and offset to page.",
+	schema: []byte(`{"type":"object","properties":{` +
 		`"pattern":{"type":"string","description":"Regular expression to search for"},` +
 		`"path":{"type":"string","description":"File or directory to search (default: working directory); may be a glob or a comma-separated list"},` +
 		`"glob":{"type":"string","description":"Only search files whose path matches this glob, e.g. *.go or src/**/*.ts"},` +
@@ -74,7 +74,7 @@ func (*grepTool) Schema() []byte {
 		`"gitignore":{"type":"boolean","description":"Respect .gitignore files (default true)"},` +
 		`"limit":{"type":"integer","description":"Maximum number of matches to return (default 20)"},` +
 		`"offset":{"type":"integer","description":"Number of matches to skip, for paging"}` +
-		`},"required":["pattern"],"additionalProperties":false}`)
+		`},"required":["pattern"],"additionalProperties":false}`),
 }
 
 type grepArgs struct {

@@ -22,26 +22,26 @@ const (
 	suffixMatchMaxFiles = 200000
 )
 
-type readTool struct{ o Options }
+type readTool struct {
+	spec
+	o Options
+}
 
 // NewRead returns the read tool: a window of a text file (300 lines by
 // default, at most 3000 lines and 50 KB per call) or a directory listing.
-func NewRead(o Options) engine.Tool { return &readTool{o: o} }
+func NewRead(o Options) engine.Tool { return &readTool{spec: readSpec, o: o} }
 
-func (*readTool) Name() string                    { return "read" }
-func (*readTool) Concurrency() engine.Concurrency { return engine.Shared }
-func (*readTool) Description() string {
-	return "Read a text file or list a directory. Returns up to 300 lines by default (at most 3000 lines or 50KB per call); " +
+var readSpec = spec{
+	name:        "read",
+	concurrency: engine.Shared,
+	description: "Read a text file or list a directory. Returns up to 300 lines by default (at most 3000 lines or 50KB per call); " +
 		"use offset (1-based line) and limit to page through larger files. A directory path lists its entries, " +
-		"directories with a trailing slash, each with its age."
-}
-
-func (*readTool) Schema() []byte {
-	return []byte(`{"type":"object","properties":{` +
+		"directories with a trailing slash, each with its age.",
+	schema: []byte(`{"type":"object","properties":{` +
 		`"path":{"type":"string","description":"Path of the file or directory to read"},` +
 		`"offset":{"type":"integer","minimum":1,"description":"First line to read (1-based, default 1)"},` +
 		`"limit":{"type":"integer","minimum":1,"description":"Maximum number of lines (entries for a directory) to return"}` +
-		`},"required":["path"],"additionalProperties":false}`)
+		`},"required":["path"],"additionalProperties":false}`),
 }
 
 type readArgs struct {

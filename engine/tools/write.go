@@ -12,24 +12,24 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 )
 
-type writeTool struct{ o Options }
+type writeTool struct {
+	spec
+	o Options
+}
 
 // NewWrite returns the write tool: it creates or overwrites a file,
 // creating missing parent directories.
-func NewWrite(o Options) engine.Tool { return &writeTool{o: o} }
+func NewWrite(o Options) engine.Tool { return &writeTool{spec: writeSpec, o: o} }
 
-func (*writeTool) Name() string                    { return "write" }
-func (*writeTool) Concurrency() engine.Concurrency { return engine.Exclusive }
-func (*writeTool) Description() string {
-	return "Write content to a file, creating it (and missing parent directories) or overwriting it entirely. " +
-		"Prefer edit for changing part of an existing file."
-}
-
-func (*writeTool) Schema() []byte {
-	return []byte(`{"type":"object","properties":{` +
+var writeSpec = spec{
+	name:        "write",
+	concurrency: engine.Exclusive,
+	description: "Write content to a file, creating it (and missing parent directories) or overwriting it entirely. " +
+		"Prefer edit for changing part of an existing file.",
+	schema: []byte(`{"type":"object","properties":{` +
 		`"path":{"type":"string","description":"Path of the file to write"},` +
 		`"content":{"type":"string","description":"The complete new content of the file"}` +
-		`},"required":["path","content"],"additionalProperties":false}`)
+		`},"required":["path","content"],"additionalProperties":false}`),
 }
 
 type writeArgs struct {
