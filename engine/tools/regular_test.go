@@ -381,3 +381,33 @@ func TestHugeTextFileStreams(t *testing.T) {
 		t.Errorf("cancelled grep: err=%v, want context.Canceled", err)
 	}
 }
+
+// grep keeps only the lines around matches while it streams: context
+// before a match comes from the ring, context after it is read past the
+// match limit, and a match beyond the limit still shows as context.
+func TestGrepStreamingContext(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for i := 1; i <= 40; i++ {
+		l := fmt.Sprintf("line%d", i)
+		if i == 10 || (i >= 20 && i <= 27) {
+			l += " hit"
+		}
+		lines = append(lines, l)
+	}
+	dir := tree(t, map[string]string{"f.txt": strings.Join(lines, "\n") + "\n"})
+	grep := NewGrep(Options{Cwd: dir})
+	tests := []struct{ name, args, want string }{
+		{"context from the ring", `{"pattern":"hit","path":"f.txt","limit":1,"pre":3,"post":2}`,
+			" 7-line7\n 8-line8\n 9-line9\n10:line10 hit\n11-line11\n12-line12\n\n[1 matches limit reached. Use limit=2 for more]"},
+		{"matches past the fetch limit show as context", `{"pattern":"hit","path":"f.txt","offset":4,"limit":1,"pre":0,"post":4}`,
+			"23:line23 hit\n24-line24 hit\n25-line25 hit\n26-line26 hit\n27-line27 hit\n\n[1 matches limit reached. Use limit=2 for more]"},
+		{"context capped at the end of the file", `{"pattern":"line40","path":"f.txt","pre":1,"post":5}`, "39-line39\n40:line40"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			wantText(t, call(t, grep, tt.args), tt.want, false, false)
+		})
+	}
+}
