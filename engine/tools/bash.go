@@ -26,31 +26,31 @@ var (
 	leadingCdRE = regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*`)
 )
 
-type bashTool struct{ o Options }
+type bashTool struct {
+	spec
+	o Options
+}
 
 // NewBash returns the bash tool: one command per call in a fresh
 // non-interactive bash, combined output kept to the last 50 KB, the whole
 // process group killed on abort or timeout.
-func NewBash(o Options) engine.Tool { return &bashTool{o: o} }
+func NewBash(o Options) engine.Tool { return &bashTool{spec: bashSpec, o: o} }
 
-func (*bashTool) Name() string                    { return "bash" }
-func (*bashTool) Concurrency() engine.Concurrency { return engine.Exclusive }
-func (*bashTool) Description() string {
-	return "Run a shell command with bash in the working directory and return its combined stdout and stderr. " +
+var bashSpec = spec{
+	name:        "bash",
+	concurrency: engine.Exclusive,
+	description: "Run a shell command with bash in the working directory and return its combined stdout and stderr. " +
 		"The environment is non-interactive (no pager, no prompts, TERM=dumb). Only the last 50KB of output is kept. " +
 		"A non-zero exit code is reported as an error. Arguments: command (required); timeout in seconds " +
-		"(default 300, 1-3600); cwd; env (extra variables); head/tail (keep only the first/last N lines)."
-}
-
-func (*bashTool) Schema() []byte {
-	return []byte(`{"type":"object","properties":{` +
+		"(default 300, 1-3600); cwd; env (extra variables); head/tail (keep only the first/last N lines).",
+	schema: []byte(`{"type":"object","properties":{` +
 		`"command":{"type":"string","description":"The command to run"},` +
 		`"timeout":{"type":"number","description":"Timeout in seconds (default 300, clamped to 1-3600)"},` +
 		`"cwd":{"type":"string","description":"Working directory (default: the session's)"},` +
 		`"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Extra environment variables"},` +
 		`"head":{"type":"integer","minimum":1,"description":"Keep only the first N lines of output"},` +
 		`"tail":{"type":"integer","minimum":1,"description":"Keep only the last N lines of output"}` +
-		`},"required":["command"],"additionalProperties":false}`)
+		`},"required":["command"],"additionalProperties":false}`),
 }
 
 type bashArgs struct {

@@ -2,8 +2,9 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -17,28 +18,28 @@ const (
 	editDiffContext   = 2
 )
 
-type editTool struct{ o Options }
+type editTool struct {
+	spec
+	o Options
+}
 
 // NewEdit returns the edit tool in the original's "replace" mode: each
 // entry replaces an exact, unique occurrence of old_text (or every one with
 // all), preserving the file's BOM and line endings.
-func NewEdit(o Options) engine.Tool { return &editTool{o: o} }
+func NewEdit(o Options) engine.Tool { return &editTool{spec: editSpec, o: o} }
 
-func (*editTool) Name() string                    { return "edit" }
-func (*editTool) Concurrency() engine.Concurrency { return engine.Exclusive }
-func (*editTool) Description() string {
-	return "Edit files by exact text replacement. Each entry replaces old_text with new_text in path; old_text must " +
-		"match exactly (including whitespace) and be unique in the file unless all is true. Entries are applied in order."
-}
-
-func (*editTool) Schema() []byte {
-	return []byte(`{"type":"object","properties":{"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{` +
+var editSpec = spec{
+	name:        "edit",
+	concurrency: engine.Exclusive,
+	description: "Edit files by exact text replacement. Each entry replaces old_text with new_text in path; old_text must " +
+		"match exactly (including whitespace) and be unique in the file unless all is true. Entries are applied in order.",
+	schema: []byte(`{"type":"object","properties":{"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{` +
 		`"path":{"type":"string","description":"Path of the file to edit"},` +
 		`"old_text":{"type":"string","description":"Exact text to replace"},` +
 		`"new_text":{"type":"string","description":"Replacement text"},` +
 		`"all":{"type":"boolean","description":"Replace every occurrence (default: the match must be unique)"}` +
 		`},"required":["path","old_text","new_text"],"additionalProperties":false}}},` +
-		`"required":["edits"],"additionalProperties":false}`)
+		`"required":["edits"],"additionalProperties":false}`),
 }
 
 type editEntry struct {
@@ -60,7 +61,7 @@ type editFileResult struct {
 	Error            string `json:"error,omitempty"`
 }
 
-func (t *editTool) Run(_ context.Context, call engine.ToolCall, _ func(engine.ToolResult)) (engine.ToolResult, error) {
+func (t *editTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.ToolResult)) (engine.ToolResult, error) {
 	var a editArgs
 	if r, ok := decodeArgs("edit", call.Arguments, &a); !ok {
 		return r, nil
@@ -69,7 +70,10 @@ func (t *editTool) Run(_ context.Context, call engine.ToolCall, _ func(engine.To
 		return failResult("edits must contain at least one entry"), nil
 	}
 	if len(a.Edits) == 1 {
-		res, text := t.apply(a.Edits[0])
+		res, text, err := t.apply(ctx, a.Edits[0])
+		if err != nil {
+			return engine.ToolResult{}, err
+		}
 		if res.Error != "" {
 			return failResult(res.Error), nil
 		}
@@ -80,7 +84,12 @@ func (t *editTool) Run(_ context.Context, call engine.ToolCall, _ func(engine.To
 	var lines []string
 	results := make([]editFileResult, 0, len(a.Edits))
 	for _, e := range a.Edits {
-		res, text := t.apply(e)
+		res, text, err := t.apply(ctx, e)
+		if err != nil {
+			// Aborted while reading a large file: the entries before it
+			// are written, this one and the rest are not.
+			return engine.ToolResult{}, err
+		}
 		if res.Error != "" {
 			text = fmt.Sprintf("Error editing %s: %s", e.Path, res.Error)
 		}
@@ -90,12 +99,14 @@ func (t *editTool) Run(_ context.Context, call engine.ToolCall, _ func(engine.To
 	return textResult(strings.Join(lines, "\n"), mustJSON(map[string]any{"perFileResults": results})), nil
 }
 
-// apply performs one entry and returns its result and success text.
-func (t *editTool) apply(e editEntry) (editFileResult, string) {
+// apply performs one entry and returns its result and success text; a Go
+// error is the cancellation of a read, which large files honour between
+// chunks (small ones are read whole, as edit is otherwise not abortable).
+func (t *editTool) apply(ctx context.Context, e editEntry) (editFileResult, string, error) {
 	res := editFileResult{Path: e.Path}
-	fail := func(format string, args ...any) (editFileResult, string) {
+	fail := func(format string, args ...any) (editFileResult, string, error) {
 		res.Error = fmt.Sprintf(format, args...)
-		return res, ""
+		return res, "", nil
 	}
 	if strings.TrimSpace(e.Path) == "" {
 		return fail("Path must not be empty")
@@ -107,11 +118,17 @@ func (t *editTool) apply(e editEntry) (editFileResult, string) {
 		return fail("old_text must not be empty.")
 	}
 	abs := resolveCwd(t.o.Cwd, e.Path)
-	raw, err := os.ReadFile(abs)
-	if errNotFound(err) {
+	raw, err := readWhole(ctx, abs, maxWholeFile, "edit")
+	var r *refusal
+	switch {
+	case err == nil:
+	case errNotFound(err):
 		return fail("File not found: %s", e.Path)
-	}
-	if err != nil {
+	case isCancel(err):
+		return res, "", err
+	case errors.As(err, &r):
+		return fail("Cannot edit %s: %s", e.Path, r.reason)
+	default:
 		return fail("Cannot read %s: %s", e.Path, describeFSError(err))
 	}
 	// Match on LF text without a BOM, then restore both, so a model that
@@ -144,15 +161,22 @@ func (t *editTool) apply(e editEntry) (editFileResult, string) {
 	if bom {
 		out = "\uFEFF" + out
 	}
-	if err := writeFileAtomic(abs, []byte(out)); err != nil {
+	target, fi, err := writeTarget(abs)
+	if err == nil && fi == nil {
+		err = fs.ErrNotExist // removed since it was read
+	}
+	if err == nil {
+		err = replaceFile(target, fi, []byte(out))
+	}
+	if err != nil {
 		return fail("Cannot write %s: %s", e.Path, describeFSError(err))
 	}
 	res.Diff, res.FirstChangedLine = lineDiff(content, updated, editDiffContext)
 	res.Replacements = n
 	if n == 1 {
-		return res, fmt.Sprintf("Successfully replaced text in %s.", e.Path)
+		return res, fmt.Sprintf("Successfully replaced text in %s.", e.Path), nil
 	}
-	return res, fmt.Sprintf("Successfully replaced %d occurrences in %s.", n, e.Path)
+	return res, fmt.Sprintf("Successfully replaced %d occurrences in %s.", n, e.Path), nil
 }
 
 // occurrencesMessage lists where an ambiguous old_text occurs, each with a

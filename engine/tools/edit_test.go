@@ -119,7 +119,7 @@ func TestEditToolSingleEntry(t *testing.T) {
 			want:  editTestNotebook, isErr: true, after: "alpha\n"},
 		{name: "a directory", file: "alpha\n",
 			entry: editEntry{Path: "d", OldText: "a", NewText: "b"},
-			want:  "Cannot read d: is a directory", isErr: true, after: "alpha\n"},
+			want:  "Cannot edit d: it is a directory", isErr: true, after: "alpha\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

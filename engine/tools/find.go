@@ -23,28 +23,26 @@ const (
 )
 
 type findTool struct {
+	spec
 	o       Options
 	timeout time.Duration // findTimeout; shortened by tests
 }
 
 // NewFind returns the find tool: files matching a glob (with `**`),
 // honouring .gitignore, newest first.
-func NewFind(o Options) engine.Tool { return &findTool{o: o, timeout: findTimeout} }
+func NewFind(o Options) engine.Tool { return &findTool{spec: findSpec, o: o, timeout: findTimeout} }
 
-func (*findTool) Name() string                    { return "find" }
-func (*findTool) Concurrency() engine.Concurrency { return engine.Shared }
-func (*findTool) Description() string {
-	return "Find files by glob pattern, e.g. *.go, src/**/*.ts or docs/*.md. A pattern without a slash matches file names " +
+var findSpec = spec{
+	name:        "find",
+	concurrency: engine.Shared,
+	description: "Find files by glob pattern, e.g. *.go, src/**/*.ts or docs/*.md. A pattern without a slash matches file names " +
 		"at any depth. Respects .gitignore; lists paths relative to the working directory, most recently modified first " +
-		"(1000 at most by default)."
-}
-
-func (*findTool) Schema() []byte {
-	return []byte(`{"type":"object","properties":{` +
+		"(1000 at most by default).",
+	schema: []byte(`{"type":"object","properties":{` +
 		`"pattern":{"type":"string","description":"Glob pattern; may start with a base directory, e.g. src/**/*.ts"},` +
 		`"hidden":{"type":"boolean","description":"Include dot-files and dot-directories (default true)"},` +
 		`"limit":{"type":"integer","description":"Maximum number of results (default 1000)"}` +
-		`},"required":["pattern"],"additionalProperties":false}`)
+		`},"required":["pattern"],"additionalProperties":false}`),
 }
 
 type findArgs struct {

@@ -203,7 +203,7 @@ func TestFindDeadlines(t *testing.T) {
 		t.Parallel()
 		// A timeout that has run out before the walk starts, on a match
 		// and on the no-match path that retries without .gitignore.
-		f := &findTool{o: Options{Cwd: dir}, timeout: time.Nanosecond}
+		f := &findTool{spec: findSpec, o: Options{Cwd: dir}, timeout: time.Nanosecond}
 		for _, p := range []string{"**/*.go", "**/*.rs"} {
 			wantText(t, call(t, f, fmt.Sprintf(`{"pattern":%q}`, p)), "find timed out after 1ns", true, false)
 		}

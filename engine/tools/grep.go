@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -23,6 +25,9 @@ const (
 	grepDefaultCtx    = 3
 	grepMaxFetch      = 2000
 	grepFetchMultiple = 5
+	// grepMaxContext caps pre and post: the lines before a match are held
+	// in a ring while streaming, which must stay small whatever the file.
+	grepMaxContext = 1000
 )
 
 // grepTypes maps ripgrep's most common file-type names to the globs they
@@ -47,22 +52,22 @@ var grepTypes = map[string][]string{
 	"sql":  {"*.sql"},
 }
 
-type grepTool struct{ o Options }
+type grepTool struct {
+	spec
+	o Options
+}
 
 // NewGrep returns the grep tool: a regular-expression search over files
 // that honours .gitignore, with context lines and output grouped by file.
-func NewGrep(o Options) engine.Tool { return &grepTool{o: o} }
+func NewGrep(o Options) engine.Tool { return &grepTool{spec: grepSpec, o: o} }
 
-func (*grepTool) Name() string                    { return "grep" }
-func (*grepTool) Concurrency() engine.Concurrency { return engine.Shared }
-func (*grepTool) Description() string {
-	return "Search file contents with a regular expression (Go RE2 syntax). Respects .gitignore and searches hidden files; " +
+var grepSpec = spec{
+	name:        "grep",
+	concurrency: engine.Shared,
+	description: "Search file contents with a regular expression (Go RE2 syntax). Respects .gitignore and searches hidden files; " +
 		"binary files are skipped. Output is grouped by file, `N:text` for a matching line and `N-text` for context. " +
-		"Returns 20 matches by default; use limit and offset to page."
-}
-
-func (*grepTool) Schema() []byte {
-	return []byte(`{"type":"object","properties":{` +
+		"Returns 20 matches by default; use limit and offset to page.",
+	schema: []byte(`{"type":"object","properties":{` +
 		`"pattern":{"type":"string","description":"Regular expression to search for"},` +
 		`"path":{"type":"string","description":"File or directory to search (default: working directory); may be a glob or a comma-separated list"},` +
 		`"glob":{"type":"string","description":"Only search files whose path matches this glob, e.g. *.go or src/**/*.ts"},` +
@@ -74,7 +79,7 @@ func (*grepTool) Schema() []byte {
 		`"gitignore":{"type":"boolean","description":"Respect .gitignore files (default true)"},` +
 		`"limit":{"type":"integer","description":"Maximum number of matches to return (default 20)"},` +
 		`"offset":{"type":"integer","description":"Number of matches to skip, for paging"}` +
-		`},"required":["pattern"],"additionalProperties":false}`)
+		`},"required":["pattern"],"additionalProperties":false}`),
 }
 
 type grepArgs struct {
@@ -109,11 +114,14 @@ type grepDetails struct {
 }
 
 // grepFile is one searched file with its matching line numbers (1-based,
-// ascending) and its lines, kept for context output.
+// ascending) and the lines around them that context output may show. Only
+// those lines are kept, each cut to just over GrepMaxColumn, so memory
+// follows the matches, not the file.
 type grepFile struct {
 	abs     string
 	rel     string // relative to the scope root, slash-separated
-	lines   []string
+	nlines  int    // lines read; the whole file unless the search stopped early
+	kept    map[int]string
 	matches []int
 }
 
@@ -147,6 +155,7 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 	if a.Post != nil && *a.Post >= 0 {
 		post = *a.Post
 	}
+	pre, post = min(pre, grepMaxContext), min(post, grepMaxContext)
 	multiline := strings.Contains(a.Pattern, "\n") || strings.Contains(a.Pattern, `\n`)
 	if a.Multiline != nil {
 		multiline = *a.Multiline
@@ -216,7 +225,10 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 		if typeGlobs != nil && !anyGlob(typeGlobs, rel) {
 			return nil
 		}
-		f, more := grepSearch(abs, re, multiline, fetch-total)
+		f, more, err := grepSearch(ctx, abs, re, multiline, fetch-total, pre, post)
+		if isCancel(err) {
+			return err
+		}
 		if more {
 			d.MatchLimitReached = true
 		}
@@ -325,6 +337,9 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 func (t *grepTool) resolveScope(arg string) (roots []string, glob string, singleFile bool, res engine.ToolResult, ok bool) {
 	abs := resolveCwd(t.o.Cwd, arg)
 	if fi, err := os.Stat(abs); err == nil {
+		if err := checkPath(abs, fi, true); err != nil {
+			return nil, "", false, failResult(fmt.Sprintf("Cannot search %s: %s", arg, describeFSError(err))), false
+		}
 		return []string{abs}, "", !fi.IsDir(), engine.ToolResult{}, true
 	}
 	if strings.Contains(arg, ",") {
@@ -334,8 +349,12 @@ func (t *grepTool) resolveScope(arg string) (roots []string, glob string, single
 				continue
 			}
 			q := resolveCwd(t.o.Cwd, p)
-			if _, err := os.Stat(q); err != nil {
+			fi, err := os.Stat(q)
+			if err != nil {
 				return nil, "", false, failResult("Path not found: " + p), false
+			}
+			if err := checkPath(q, fi, true); err != nil {
+				return nil, "", false, failResult(fmt.Sprintf("Cannot search %s: %s", p, describeFSError(err))), false
 			}
 			roots = append(roots, q)
 		}
@@ -382,55 +401,154 @@ func anyGlob(patterns []string, rel string) bool {
 	return false
 }
 
-// grepSearch returns the file's matching lines, at most max of them, or
-// nil when it has none, is binary or cannot be read; more reports that
-// the file had matches beyond max.
-func grepSearch(abs string, re *regexp.Regexp, multiline bool, max int) (f *grepFile, more bool) {
-	data, err := os.ReadFile(abs)
-	if err != nil || isBinary(data) {
-		return nil, false
+// grepSearch returns the file's matching lines, at most max of them, with
+// the pre and post context lines they need, or nil when it has none, is
+// binary, is not a regular file or cannot be read; more reports that the
+// file had matches beyond max. A line search streams the file; a
+// multiline pattern needs the whole text, so it skips files over
+// maxWholeFile. err is set only when ctx ended the read.
+func grepSearch(ctx context.Context, abs string, re *regexp.Regexp, multiline bool, max, pre, post int) (f *grepFile, more bool, err error) {
+	file, fi, err := openRegular(abs)
+	if err != nil {
+		return nil, false, nil
 	}
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	f = &grepFile{abs: abs, lines: lines}
+	defer file.Close()
+	br := bufio.NewReaderSize(newCtxReader(ctx, file), readChunk)
+	head, err := br.Peek(sniffLen)
+	if err != nil && err != io.EOF {
+		return nil, false, cancelOnly(err)
+	}
+	if isBinary(head) {
+		return nil, false, nil
+	}
+	f = &grepFile{abs: abs, kept: map[int]string{}}
 	if multiline {
-		// Every line a match spans counts as a matching line.
-		starts := lineStarts(text)
-		seen := map[int]bool{}
-		for _, loc := range re.FindAllStringIndex(text, -1) {
-			first := lineAt(starts, loc[0])
-			last := first
-			if loc[1] > loc[0] {
-				last = lineAt(starts, loc[1]-1)
-			}
-			for n := first; n <= last && n <= len(lines); n++ {
-				if !seen[n] {
-					seen[n] = true
-					f.matches = append(f.matches, n)
-				}
-			}
-			if len(f.matches) > max {
-				break
-			}
+		if fi.Size() > maxWholeFile {
+			return nil, false, nil
 		}
-		sort.Ints(f.matches)
+		data, err := io.ReadAll(io.LimitReader(br, maxWholeFile))
+		if err != nil {
+			return nil, false, cancelOnly(err)
+		}
+		more = grepMultiline(f, string(data), re, max, pre, post)
 	} else {
-		for i, l := range lines {
-			if re.MatchString(l) {
-				f.matches = append(f.matches, i+1)
-				if len(f.matches) > max {
-					break
-				}
-			}
+		more, err = grepLines(f, br, re, max, pre, post)
+		if err != nil {
+			return nil, false, cancelOnly(err)
 		}
-	}
-	if len(f.matches) > max {
-		f.matches, more = f.matches[:max], true
 	}
 	if len(f.matches) == 0 {
-		return nil, more
+		return nil, more, nil
 	}
-	return f, more
+	return f, more, nil
+}
+
+// cancelOnly keeps a context error and drops any other: an unreadable
+// file is skipped, not fatal.
+func cancelOnly(err error) error {
+	if isCancel(err) {
+		return err
+	}
+	return nil
+}
+
+// grepShown is the part of a line kept for output: one byte past
+// GrepMaxColumn, so writeGrepLines still sees that it was cut.
+func grepShown(line []byte) string {
+	return string(line[:min(len(line), GrepMaxColumn+1)])
+}
+
+// grepLines matches line by line, keeping the last pre lines in a ring so
+// a match can still show its leading context. It stops once a match past
+// max is seen and the post context of the last kept match is read.
+func grepLines(f *grepFile, br *bufio.Reader, re *regexp.Regexp, max, pre, post int) (more bool, err error) {
+	type held struct {
+		n    int    // line number; 0 for an empty slot
+		text []byte // reused: the ring allocates only while it fills
+	}
+	var (
+		lr        lineReader
+		ring      = make([]held, pre)
+		keepUntil int
+	)
+	for {
+		// A line longer than maxWholeFile is matched on its first
+		// maxWholeFile bytes: the buffer must not follow the line.
+		line, _, ok, err := lr.next(br, maxWholeFile)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, nil
+		}
+		f.nlines++
+		n := f.nlines
+		matched := len(f.matches) <= max && re.Match(line)
+		if matched {
+			f.matches = append(f.matches, n)
+		}
+		if matched && len(f.matches) <= max {
+			for _, h := range ring {
+				if h.n > 0 && h.n >= n-pre {
+					if _, ok := f.kept[h.n]; !ok {
+						f.kept[h.n] = string(h.text)
+					}
+				}
+			}
+			keepUntil = n + post
+		}
+		if n <= keepUntil {
+			if _, ok := f.kept[n]; !ok {
+				f.kept[n] = grepShown(line)
+			}
+		}
+		if len(f.matches) > max && n >= keepUntil {
+			f.matches = f.matches[:max]
+			return true, nil
+		}
+		if pre > 0 {
+			h := &ring[n%pre]
+			h.n, h.text = n, append(h.text[:0], line[:min(len(line), GrepMaxColumn+1)]...)
+		}
+	}
+}
+
+// grepMultiline matches over the whole text; every line a match spans
+// counts as a matching line.
+func grepMultiline(f *grepFile, text string, re *regexp.Regexp, limit, pre, post int) (more bool) {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	f.nlines = len(lines)
+	starts := lineStarts(text)
+	seen := map[int]bool{}
+	for _, loc := range re.FindAllStringIndex(text, -1) {
+		first := lineAt(starts, loc[0])
+		last := first
+		if loc[1] > loc[0] {
+			last = lineAt(starts, loc[1]-1)
+		}
+		for n := first; n <= last && n <= len(lines); n++ {
+			if !seen[n] {
+				seen[n] = true
+				f.matches = append(f.matches, n)
+			}
+		}
+		if len(f.matches) > limit {
+			break
+		}
+	}
+	sort.Ints(f.matches)
+	if len(f.matches) > limit {
+		f.matches, more = f.matches[:limit], true
+	}
+	for _, m := range f.matches {
+		for n := max(m-pre, 1); n <= min(m+post, len(lines)); n++ {
+			if _, ok := f.kept[n]; !ok {
+				f.kept[n] = grepShown([]byte(lines[n-1]))
+			}
+		}
+	}
+	return more
 }
 
 func lineStarts(text string) []int {
@@ -494,8 +612,8 @@ func writeGrepLines(b *strings.Builder, f *grepFile, sel []int, pre, post int) b
 		if from < 1 {
 			from = 1
 		}
-		if to > len(f.lines) {
-			to = len(f.lines)
+		if to > f.nlines {
+			to = f.nlines
 		}
 		if from <= last {
 			from = last + 1
@@ -510,7 +628,7 @@ func writeGrepLines(b *strings.Builder, f *grepFile, sel []int, pre, post int) b
 	width := len(strconv.Itoa(last))
 	cut := false
 	for _, n := range show {
-		line := f.lines[n-1]
+		line := f.kept[n]
 		if len(line) > GrepMaxColumn {
 			line = cutUTF8(line, GrepMaxColumn)
 			cut = true

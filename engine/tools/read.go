@@ -1,9 +1,12 @@
 package tools
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,28 +23,32 @@ const (
 	readDirDefaultLimit = 500
 	suffixMatchTimeout  = 5 * time.Second
 	suffixMatchMaxFiles = 200000
+	// readCountLimit bounds the bytes counted after the window for the
+	// "of <total>" notice, so a read near the start of a multi-GB log
+	// answers in a fraction of a second.
+	readCountLimit = 256 << 20
 )
 
-type readTool struct{ o Options }
+type readTool struct {
+	spec
+	o Options
+}
 
 // NewRead returns the read tool: a window of a text file (300 lines by
 // default, at most 3000 lines and 50 KB per call) or a directory listing.
-func NewRead(o Options) engine.Tool { return &readTool{o: o} }
+func NewRead(o Options) engine.Tool { return &readTool{spec: readSpec, o: o} }
 
-func (*readTool) Name() string                    { return "read" }
-func (*readTool) Concurrency() engine.Concurrency { return engine.Shared }
-func (*readTool) Description() string {
-	return "Read a text file or list a directory. Returns up to 300 lines by default (at most 3000 lines or 50KB per call); " +
+var readSpec = spec{
+	name:        "read",
+	concurrency: engine.Shared,
+	description: "Read a text file or list a directory. Returns up to 300 lines by default (at most 3000 lines or 50KB per call); " +
 		"use offset (1-based line) and limit to page through larger files. A directory path lists its entries, " +
-		"directories with a trailing slash, each with its age."
-}
-
-func (*readTool) Schema() []byte {
-	return []byte(`{"type":"object","properties":{` +
+		"directories with a trailing slash, each with its age.",
+	schema: []byte(`{"type":"object","properties":{` +
 		`"path":{"type":"string","description":"Path of the file or directory to read"},` +
 		`"offset":{"type":"integer","minimum":1,"description":"First line to read (1-based, default 1)"},` +
 		`"limit":{"type":"integer","minimum":1,"description":"Maximum number of lines (entries for a directory) to return"}` +
-		`},"required":["path"],"additionalProperties":false}`)
+		`},"required":["path"],"additionalProperties":false}`),
 }
 
 type readArgs struct {
@@ -51,14 +58,17 @@ type readArgs struct {
 }
 
 type readDetails struct {
-	Path        string `json:"path"`
-	Kind        string `json:"kind"` // file, directory or binary
-	TotalLines  int    `json:"totalLines,omitempty"`
-	StartLine   int    `json:"startLine,omitempty"`
-	EndLine     int    `json:"endLine,omitempty"`
-	Entries     int    `json:"entries,omitempty"`
-	Truncated   bool   `json:"truncated"`
-	ResolvedVia string `json:"resolvedVia,omitempty"`
+	Path       string `json:"path"`
+	Kind       string `json:"kind"` // file, directory or binary
+	TotalLines int    `json:"totalLines,omitempty"`
+	StartLine  int    `json:"startLine,omitempty"`
+	EndLine    int    `json:"endLine,omitempty"`
+	Entries    int    `json:"entries,omitempty"`
+	Truncated  bool   `json:"truncated"`
+	// TotalLinesCapped says counting stopped after readCountLimit bytes
+	// past the window: TotalLines is then a lower bound.
+	TotalLinesCapped bool   `json:"totalLinesCapped,omitempty"`
+	ResolvedVia      string `json:"resolvedVia,omitempty"`
 }
 
 func (t *readTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.ToolResult)) (engine.ToolResult, error) {
@@ -86,6 +96,9 @@ func (t *readTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 		prefix = fmt.Sprintf("[Path '%s' not found; resolved to '%s' via suffix match]\n", a.Path, via)
 		fi, err = os.Stat(abs)
 	}
+	if err == nil {
+		err = checkPath(abs, fi, true)
+	}
 	if err != nil {
 		return failResult(fmt.Sprintf("Cannot read %s: %s", a.Path, describeFSError(err))), nil
 	}
@@ -98,85 +111,202 @@ func (t *readTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 		}
 		return textResult(prefix+text, mustJSON(d)), nil
 	}
-	data, err := os.ReadFile(abs)
+	f, fi, err := openRegular(abs)
 	if err != nil {
 		return failResult(fmt.Sprintf("Cannot read %s: %s", a.Path, describeFSError(err))), nil
 	}
-	if isBinary(data) {
-		d := readDetails{Path: shown, Kind: "binary", ResolvedVia: via}
-		return textResult(fmt.Sprintf("%s[%s is a binary file (%s); its content is not shown]", prefix, shown, FormatSize(len(data))), mustJSON(d)), nil
+	defer f.Close()
+	text, d, err := readWindow(ctx, f, a.Offset, a.Limit)
+	if isCancel(err) {
+		return engine.ToolResult{}, err
 	}
-	text, d := readWindow(string(data), a.Offset, a.Limit)
+	if err != nil {
+		return failResult(fmt.Sprintf("Cannot read %s: %s", a.Path, describeFSError(err))), nil
+	}
 	d.Path, d.ResolvedVia = shown, via
+	if d.Kind == "binary" {
+		return textResult(fmt.Sprintf("%s[%s is a binary file (%s); its content is not shown]", prefix, shown, FormatSize(int(fi.Size()))), mustJSON(d)), nil
+	}
 	return textResult(prefix+text, mustJSON(d)), nil
 }
 
-// readWindow selects lines [offset, offset+limit) of content within the
-// line and byte caps and appends the continuation notice.
-func readWindow(content string, offset, limit int) (string, readDetails) {
+// readWindow streams lines [offset, offset+limit) of r within the line
+// and byte caps and appends the continuation notice. Memory stays within
+// one buffer and the window whatever the file's size: binary detection
+// looks at a prefix only, lines before the window are counted and
+// dropped, and an over-long line keeps only its preview. After the window
+// the lines are counted for the notice, up to readCountLimit more bytes;
+// beyond that the total is reported as a lower bound.
+func readWindow(ctx context.Context, r io.Reader, offset, limit int) (string, readDetails, error) {
 	d := readDetails{Kind: "file"}
-	content = strings.TrimPrefix(content, "\uFEFF")
-	if content == "" {
-		return "The file is empty.", d
+	br := bufio.NewReaderSize(newCtxReader(ctx, r), readChunk)
+	head, err := br.Peek(sniffLen)
+	if err != nil && err != io.EOF {
+		return "", d, err
 	}
-	lines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r")
+	if isBinary(head) {
+		return "", readDetails{Kind: "binary"}, nil
 	}
-	total := len(lines)
-	d.TotalLines = total
-	start := 1
-	if offset > 0 {
-		start = offset
+	if bytes.HasPrefix(head, []byte("\uFEFF")) {
+		br.Discard(len("\uFEFF"))
 	}
-	if start > total {
-		return fmt.Sprintf("Line %d is beyond end of file (%d lines total). Use offset=1 to read from the start, or offset=%d to read the last line.", start, total, total), d
-	}
+	start := max(offset, 1)
 	if limit <= 0 {
 		limit = readDefaultLimit
 	}
-	limit = min(limit, DefaultMaxLines)
-	end := min(start+limit-1, total) // inclusive
+	end := start + min(limit, DefaultMaxLines) - 1 // inclusive
 
-	if len(lines[start-1]) > DefaultMaxBytes {
-		// One line alone is over the byte cap: show a preview of it.
-		preview := cutUTF8(lines[start-1], DefaultMaxBytes)
+	var (
+		b       strings.Builder
+		lr      lineReader
+		total   int  // lines seen so far
+		last    int  // last line added to b
+		closed  bool // the window is complete; lines are only counted
+		byBytes bool
+		capped  bool // counting stopped at readCountLimit
+		counted int  // bytes counted after the window closed
+		preview string
+		longLen int // length of the over-long first line, when preview is set
+	)
+	last = start - 1
+	for {
+		keep := 0
+		if !closed && total+1 >= start {
+			keep = DefaultMaxBytes + 1 // enough to tell an over-long line and cut its preview
+		}
+		budget := -1
+		if closed {
+			budget = readCountLimit - counted
+		}
+		line, n, ok, cut, err := lr.nextWithin(br, keep, budget)
+		if err != nil {
+			return "", d, err
+		}
+		if cut {
+			// Counted up to the limit in the middle of a line: it is one
+			// more line, and more may follow.
+			total++
+			capped = true
+			break
+		}
+		if !ok {
+			break
+		}
+		total++
+		switch {
+		case total < start:
+		case closed:
+			if counted += n + 1; counted > readCountLimit {
+				capped = true
+			}
+		case total == start && n > DefaultMaxBytes:
+			preview, longLen, closed = cutUTF8(string(line), DefaultMaxBytes), n, true
+		default:
+			add := n
+			if total > start {
+				add++
+			}
+			if b.Len()+add > DefaultMaxBytes {
+				byBytes, closed = true, true
+				continue
+			}
+			if total > start {
+				b.WriteByte('\n')
+			}
+			b.Write(line)
+			last = total
+			closed = total == end
+		}
+		if capped {
+			break
+		}
+	}
+	if total == 0 {
+		return "The file is empty.", d, nil
+	}
+	d.TotalLines, d.TotalLinesCapped = total, capped
+	of := fmt.Sprint(total)
+	if capped {
+		of = fmt.Sprintf("at least %d", total)
+	}
+	if start > total {
+		return fmt.Sprintf("Line %d is beyond end of file (%d lines total). Use offset=1 to read from the start, or offset=%d to read the last line.", start, total, total), d, nil
+	}
+	if longLen > 0 {
 		d.StartLine, d.EndLine, d.Truncated = start, start, true
 		next := ""
-		if start < total {
+		if start < total || capped {
 			next = fmt.Sprintf(" Use offset=%d to continue.", start+1)
 		}
 		return fmt.Sprintf("%s\n\n[Line %d is %s, over the %s limit; showing its first %s.%s]",
-			preview, start, FormatSize(len(lines[start-1])), FormatSize(DefaultMaxBytes), FormatSize(len(preview)), next), d
-	}
-	var b strings.Builder
-	byBytes := false
-	last := start - 1
-	for i := start - 1; i < end; i++ {
-		add := len(lines[i])
-		if i > start-1 {
-			add++
-		}
-		if b.Len()+add > DefaultMaxBytes {
-			byBytes = true
-			break
-		}
-		if i > start-1 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(lines[i])
-		last = i + 1
+			preview, start, FormatSize(longLen), FormatSize(DefaultMaxBytes), FormatSize(len(preview)), next), d, nil
 	}
 	d.StartLine, d.EndLine = start, last
-	if last < total {
+	if last < total || capped {
 		d.Truncated = true
 		limitNote := ""
 		if byBytes {
 			limitNote = fmt.Sprintf(" (%s limit)", FormatSize(DefaultMaxBytes))
 		}
-		fmt.Fprintf(&b, "\n\n[Showing lines %d-%d of %d%s. Use offset=%d to continue]", start, last, total, limitNote, last+1)
+		fmt.Fprintf(&b, "\n\n[Showing lines %d-%d of %s%s. Use offset=%d to continue]", start, last, of, limitNote, last+1)
 	}
-	return b.String(), d
+	return b.String(), d, nil
+}
+
+// lineReader splits a stream into lines with a bounded buffer: a line
+// longer than the caller keeps is measured, not stored.
+type lineReader struct{ buf []byte }
+
+// next reads one line and returns at most keep bytes of it (without its
+// "\n" and a final "\r", as read shows lines), its full length, and false
+// at the end of the stream. The returned slice is valid until the next call.
+func (lr *lineReader) next(br *bufio.Reader, keep int) ([]byte, int, bool, error) {
+	line, n, ok, _, err := lr.nextWithin(br, keep, -1)
+	return line, n, ok, err
+}
+
+// nextWithin is next that stops after consuming budget bytes (no limit
+// when negative) and then reports cut: the line goes on, its length is
+// not known.
+func (lr *lineReader) nextWithin(br *bufio.Reader, keep, budget int) (line []byte, n int, ok, cut bool, err error) {
+	lr.buf = lr.buf[:0]
+	var lastByte byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(frag) > 0 {
+			ok = true
+		}
+		done := err == nil
+		if done {
+			frag = frag[:len(frag)-1]
+		}
+		if len(frag) > 0 {
+			lastByte = frag[len(frag)-1]
+		}
+		if room := keep - len(lr.buf); room > 0 {
+			lr.buf = append(lr.buf, frag[:min(room, len(frag))]...)
+		}
+		n += len(frag)
+		switch {
+		case done:
+		case err == bufio.ErrBufferFull:
+			if budget >= 0 && n > budget {
+				return lr.buf, n, true, true, nil
+			}
+			continue
+		case err == io.EOF:
+		default:
+			return nil, 0, false, false, err
+		}
+		break
+	}
+	if lastByte == '\r' {
+		if len(lr.buf) == n {
+			lr.buf = lr.buf[:n-1]
+		}
+		n--
+	}
+	return lr.buf, n, ok, false, nil
 }
 
 // listDir renders a directory: entries sorted case-insensitively, "name/"
@@ -288,6 +418,10 @@ func suffixMatch(ctx context.Context, cwd, p string) (string, bool) {
 // describeFSError turns an os error into a short reason without the
 // absolute path the *PathError repeats.
 func describeFSError(err error) string {
+	var r *refusal
+	if errors.As(err, &r) {
+		return r.reason
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err

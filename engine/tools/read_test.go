@@ -398,10 +398,11 @@ func TestReadToolUnreadable(t *testing.T) {
 	wantText(t, call(t, read, `{"path":"locked"}`), "Cannot read directory locked", true, false)
 }
 
-// A cancelled context does not stop read: it is non-abortable and has no
-// side effects, so an existing path is read normally. Only the suffix-match
-// walk looks at the context; it stops at once, so a path that would have
-// been resolved by suffix is reported as not found.
+// A cancelled context does not stop the read of a small file: read looks
+// at the context only between 64 KiB chunks (a large file stops there, see
+// TestHugeTextFileStreams), so an existing small path is read normally.
+// The suffix-match walk looks at the context at once, so a path that would
+// have been resolved by suffix is reported as not found.
 func TestReadToolCancelledContext(t *testing.T) {
 	t.Parallel()
 	dir := tree(t, map[string]string{"a.txt": "alpha\n", "sub/b.txt": "beta\n", "d/": ""})
