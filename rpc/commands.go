@@ -264,7 +264,9 @@ func (s *Server) notYet(c *command) {
 
 // cmdBash runs the command in the background; its response comes when it
 // ends, so commands sent meanwhile (abort_bash, get_state) are answered
-// first.
+// first. The response is queued behind the input already read, like a
+// command: an abort_bash that stopped the command was read (and queued)
+// before the command could end, so its answer always comes first.
 func (s *Server) cmdBash(c *command) {
 	command, ok := s.stringArg(c, "command")
 	if !ok {
@@ -272,12 +274,14 @@ func (s *Server) cmdBash(c *command) {
 	}
 	s.bg.Add(1)
 	s.sess.ExecuteBash(command, func(res engine.BashResult, err error) {
-		defer s.bg.Done()
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		s.okJSON(c, res)
+		s.in.push(0, true, func() {
+			defer s.bg.Done()
+			if err != nil {
+				s.fail(c, err)
+				return
+			}
+			s.okJSON(c, res)
+		})
 	})
 }
 

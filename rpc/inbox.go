@@ -33,9 +33,12 @@ func (q *inbox) init(maxLine int) {
 }
 
 // push queues fn, blocking while the queue holds more than its bound.
+// Items of size 0 are the server's own (a finished bash command's answer,
+// queued from the executor): they never wait, so the executor never
+// blocks on the queue it feeds.
 func (q *inbox) push(size int, pass bool, fn func()) {
 	q.mu.Lock()
-	for q.bytes > 0 && q.bytes+size > q.max {
+	for size > 0 && q.bytes > 0 && q.bytes+size > q.max {
 		q.cond.Wait()
 	}
 	q.items = append(q.items, inboxItem{size, pass, fn})
@@ -44,17 +47,17 @@ func (q *inbox) push(size int, pass bool, fn func()) {
 	q.cond.Broadcast()
 }
 
-// closeInput marks the end of input: pop returns false once the queue is
-// empty.
-func (q *inbox) closeInput() {
+// close ends the dispatcher: pop returns false once the queue is empty.
+// The server closes it when Run ends, not at stdin EOF: work still running
+// then queues its answers here.
+func (q *inbox) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
 	q.cond.Broadcast()
 }
 
-// pop waits for the next item; ok is false after closeInput and the last
-// item.
+// pop waits for the next item; ok is false after close and the last item.
 func (q *inbox) pop() (it inboxItem, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -182,6 +182,7 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	s.sess.Stop()
 	<-actorDone
 	s.sess.Close()
+	s.in.close()
 	s.out.close()
 	return err
 }
@@ -223,7 +224,6 @@ func (s *Server) readLoop(in io.Reader) {
 	// queued; the queued commands are still handled, then the drain starts.
 	s.pending.close()
 	s.in.push(0, false, s.onEOF)
-	s.in.closeInput()
 }
 
 // dispatchLoop hands queued input to the executor, one item at a time. It
