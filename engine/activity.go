@@ -47,10 +47,11 @@ const (
 	ActDialog                             // an extension UI dialog
 )
 
-// AbortKinds are the activities the abort command stops: the run and
-// whatever post-run work stands in for it. Host calls and dialogs started
-// by the run end with it, through the run's context.
-var AbortKinds = []ActivityKind{ActRun, ActRetry, ActCompaction}
+// AbortKinds are the activities the abort command stops: the run and its
+// retry wait. Host calls and dialogs started by the run end with it,
+// through the run's context. A manual compaction is not among them: the
+// original's abort leaves it running (rpc-protocol.md §4.3).
+var AbortKinds = []ActivityKind{ActRun, ActRetry}
 
 // activities is the cancellation registry. It is the one piece of session
 // state touched from any goroutine (the reader cancels ahead of the

@@ -95,6 +95,47 @@ type ToolExecutionEnd struct {
 	NoWarning  bool
 }
 
+// AutoRetryStart announces a retry wait after a transient failure.
+type AutoRetryStart struct {
+	Attempt      int
+	MaxAttempts  int
+	DelayMs      int64
+	ErrorMessage string
+}
+
+// AutoRetryEnd closes a retry: success at the first good assistant
+// message, or failure (exhausted, cancelled, or a failure of another kind).
+type AutoRetryEnd struct {
+	Success    bool
+	Attempt    int
+	FinalError string // omitted when empty
+}
+
+// EventType implements Event.
+func (AutoRetryStart) EventType() string { return "auto_retry_start" }
+
+// EventType implements Event.
+func (AutoRetryEnd) EventType() string { return "auto_retry_end" }
+
+// AppendJSON implements Event.
+func (e AutoRetryStart) AppendJSON(dst []byte) []byte {
+	dst = appendIntField(appendType(dst, "auto_retry_start"), "attempt", int64(e.Attempt))
+	dst = appendIntField(dst, "maxAttempts", int64(e.MaxAttempts))
+	dst = appendIntField(dst, "delayMs", e.DelayMs)
+	dst = appendStringField(dst, "errorMessage", e.ErrorMessage)
+	return append(dst, '}')
+}
+
+// AppendJSON implements Event.
+func (e AutoRetryEnd) AppendJSON(dst []byte) []byte {
+	dst = appendBoolField(appendType(dst, "auto_retry_end"), "success", e.Success)
+	dst = appendIntField(dst, "attempt", int64(e.Attempt))
+	if e.FinalError != "" {
+		dst = appendStringField(dst, "finalError", e.FinalError)
+	}
+	return append(dst, '}')
+}
+
 // SizeHint bounds the encoded length of the frame.
 func (e MessageUpdate) SizeHint() int {
 	n := 160 + len(e.Delta) + len(e.Content)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 )
 
 // errAborted is the cancellation cause of a user abort.
@@ -17,6 +18,7 @@ type run struct {
 	// executor in buildRequest, read by the run goroutine after that Call.
 	tools []Tool
 	model Model // the model of the current request
+	err   error // the provider failure of the last assistant message, if any
 	// Open block indexes of the partial, by kind (-1 when none).
 	curText, curThinking, curTool int
 	stop                          StopReason
@@ -75,8 +77,13 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 		// session idle, or busy in a post-run phase, never in between.
 		s.Call(func() {
 			s.emit(AgentEnd{Messages: r.newMessages})
-			if s.afterRun != nil && ctx.Err() == nil {
-				post = s.afterRun(r)
+			switch {
+			case s.afterRun != nil:
+				if ctx.Err() == nil {
+					post = s.afterRun(r)
+				}
+			default:
+				post = s.retryStage(r, ctx.Err() != nil)
 			}
 			if post == nil {
 				s.finishRun(r)
@@ -221,15 +228,26 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 	})
 	var err error
 	if ctx.Err() == nil {
-		err = s.cfg.Provider.Stream(ctx, req, func(ev StreamEvent) error {
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
+		// The stream runs under its own context so the watchdog can end a
+		// silent provider without it counting as an abort.
+		sctx, scancel := context.WithCancelCause(ctx)
+		var seen atomic.Uint64
+		stopWatch := s.watchStream(scancel, &seen)
+		err = s.cfg.Provider.Stream(sctx, req, func(ev StreamEvent) error {
+			seen.Add(1)
+			if sctx.Err() != nil {
+				return context.Cause(sctx)
 			}
 			// Asynchronous: the inbox is FIFO, so order holds, and its bound
 			// gives the provider backpressure.
 			s.Post(func() { s.applyStream(r, ev) })
 			return nil
 		})
+		stopWatch()
+		if ctx.Err() == nil && errors.Is(context.Cause(sctx), errStalled) {
+			err = s.stallError()
+		}
+		scancel(nil)
 	}
 	var msg *AssistantMessage
 	s.Call(func() { msg = s.finishAssistant(r, ctx, err) })
@@ -317,6 +335,7 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	case err != nil:
 		msg.StopReason = StopError
 		msg.ErrorMessage = err.Error()
+		r.err = err
 	case r.stop != "":
 		msg.StopReason = r.stop
 	default:
@@ -324,6 +343,7 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	}
 	s.addMessage(r, msg)
 	s.emit(MessageEnd{Message: msg})
+	s.retrySucceeded(msg)
 	return msg
 }
 

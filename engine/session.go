@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 )
 
@@ -28,6 +29,10 @@ type Config struct {
 	Log           io.Writer // diagnostics (store failures); nil discards
 	SessionID     string
 	SessionFile   string // "" for an in-memory session
+	// StreamIdleTimeout ends a model call that sends nothing for this long
+	// with a retryable error; 0 means DefaultStreamIdleTimeout, negative
+	// disables the watchdog.
+	StreamIdleTimeout time.Duration
 	// InboxSize bounds the actor's mailbox (backpressure); 0 picks a default.
 	InboxSize int
 	// OrderedResults reports the results of parallel (shared) tool calls in
@@ -83,9 +88,9 @@ type Session struct {
 	deferredBash  []Message // bash executions recorded while a run was active
 	stateCache    stateCache
 	bashTail      chan struct{} // closed when the last queued bash command is done
-	// afterRun decides, in the step that emits agent_end, what the run
-	// goroutine does next (see postRun); nil: nothing, the session goes
-	// idle. Retry and auto-compaction plug in here.
+	retry         retryState
+	// afterRun, when set (tests), replaces the post-run decision taken in
+	// the step that emits agent_end (see postRun and retryStage).
 	afterRun func(r *run) *postRun
 }
 

@@ -101,6 +101,23 @@ type transcript struct {
 	index   map[string]int // entry id -> position in entries
 	leaf    string         // "" before the first entry
 	context []Message      // the branch's messages, root first
+	// hidden entries stay in the record but not in the context: a failed
+	// assistant message that a retry replaces.
+	hidden map[string]bool
+}
+
+// hideLast takes the leaf's message out of the context, keeping it in the
+// record. (The leaf is the message just appended.)
+func (t *transcript) hideLast() {
+	i, ok := t.index[t.leaf]
+	if !ok || contextMessage(t.entries[i]) == nil || len(t.context) == 0 {
+		return
+	}
+	if t.hidden == nil {
+		t.hidden = map[string]bool{}
+	}
+	t.hidden[t.leaf] = true
+	t.context = t.context[:len(t.context)-1]
 }
 
 // has reports whether id names an entry.
@@ -152,7 +169,7 @@ func (t *transcript) setLeaf(id string) error {
 	t.leaf = id
 	t.context = t.context[:0:0]
 	for _, e := range t.branch(id) {
-		if m := contextMessage(e); m != nil {
+		if m := contextMessage(e); m != nil && !t.hidden[e.ID] {
 			t.context = append(t.context, m)
 		}
 	}

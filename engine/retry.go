@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Auto-retry (agent-core.md §7): when a run ends on a transient provider
+// failure, the run goroutine waits (abortably, on the injected clock) and
+// runs again from the same context, visibly: auto_retry_start after the
+// failed run's agent_end, a new agent_start, and auto_retry_end at the
+// message_end of the first assistant message that succeeds.
+
+// Retry defaults (retry.maxRetries, retry.baseDelayMs).
+const (
+	DefaultMaxRetries = 3
+	DefaultRetryBase  = 2 * time.Second
+	// RetryCancelled is the finalError of a retry wait ended by abort or
+	// abort_retry.
+	RetryCancelled = "Retry cancelled"
+)
+
+// retryState is actor state.
+type retryState struct {
+	disabled bool // set_auto_retry false
+	attempt  int  // 1-based attempt of the retry in progress; 0: none
+}
+
+// The original's classification of a failure text (§7.1).
+var (
+	retryTransport = regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|timed? out|timeout|terminated|retry delay|stream stall`)
+	retryEnvelope  = regexp.MustCompile(`(?i)anthropic stream envelope error:`)
+	retryBeforeMsg = regexp.MustCompile(`(?i)before message_start`)
+	retryUsage     = regexp.MustCompile(`(?i)usage.?limit|usage_limit_reached|usage_not_included|limit_reached|quota.?exceeded|resource.?exhausted`)
+	retryOverflow  = regexp.MustCompile(`(?i)context.?length|context.?window|prompt is too long|maximum context|too many tokens|exceeds? the (model's )?context`)
+)
+
+// retryable decides whether a failed assistant message is worth another
+// attempt: a typed provider error says so by its kind; any failure text
+// (the fake provider's, an adapter's) is classified as the original does.
+func retryable(msg *AssistantMessage, err error) bool {
+	if msg == nil || msg.StopReason != StopError || msg.ErrorMessage == "" {
+		return false
+	}
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Kind == ErrorContextOverflow || pe.Kind == ErrorAuth:
+			return false
+		case pe.Kind.Retryable():
+			return true
+		}
+	}
+	text := msg.ErrorMessage
+	if retryOverflow.MatchString(text) {
+		return false
+	}
+	return retryTransport.MatchString(text) || retryUsage.MatchString(text) ||
+		(retryEnvelope.MatchString(text) && retryBeforeMsg.MatchString(text))
+}
+
+// retryAfter is the delay the backend asked for: the typed error's, else
+// one parsed from the failure text as the original's adapters append it.
+func retryAfter(msg *AssistantMessage, err error) time.Duration {
+	var pe *ProviderError
+	if errors.As(err, &pe) && pe.RetryAfter > 0 {
+		return pe.RetryAfter
+	}
+	if m := retryAfterMs.FindStringSubmatch(msg.ErrorMessage); m != nil {
+		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			return time.Duration(n) * time.Millisecond
+		}
+	}
+	if m := retryAfterS.FindStringSubmatch(msg.ErrorMessage); m != nil {
+		if f, err := strconv.ParseFloat(m[1], 64); err == nil {
+			return time.Duration(f * float64(time.Second))
+		}
+	}
+	return 0
+}
+
+var (
+	retryAfterMs = regexp.MustCompile(`(?i)retry-after-ms[=:]\s*(\d+)`)
+	retryAfterS  = regexp.MustCompile(`(?i)retry-after:\s*(\d+(?:\.\d+)?)\b`)
+)
+
+// SetAutoRetry turns automatic retry on or off for the session. (actor)
+func (s *Session) SetAutoRetry(enabled bool) { s.retry.disabled = !enabled }
+
+// AutoRetryEnabled reports whether automatic retry is on. (actor)
+func (s *Session) AutoRetryEnabled() bool { return !s.retry.disabled }
+
+// lastAssistant returns the run's last assistant message.
+func (r *run) lastAssistant() *AssistantMessage {
+	for i := len(r.newMessages) - 1; i >= 0; i-- {
+		if a, ok := r.newMessages[i].(*AssistantMessage); ok {
+			return a
+		}
+	}
+	return nil
+}
+
+// retryStage is the post-run decision of auto-retry, taken in the step
+// that emits agent_end. (actor)
+func (s *Session) retryStage(r *run, aborted bool) *postRun {
+	msg := r.lastAssistant()
+	if aborted || !retryable(msg, r.err) || s.retry.disabled {
+		if s.retry.attempt > 0 {
+			// Every auto_retry_start gets its end: an abort, a failure of
+			// another kind, or retry turned off closes the retry in progress.
+			final := RetryCancelled
+			if !aborted && msg != nil && msg.ErrorMessage != "" {
+				final = msg.ErrorMessage
+			}
+			s.emit(AutoRetryEnd{Success: false, Attempt: s.retry.attempt, FinalError: final})
+			s.retry.attempt = 0
+		}
+		return nil
+	}
+	s.retry.attempt++
+	if s.retry.attempt > DefaultMaxRetries {
+		s.emit(AutoRetryEnd{Success: false, Attempt: s.retry.attempt - 1, FinalError: msg.ErrorMessage})
+		s.retry.attempt = 0
+		return nil
+	}
+	attempt := s.retry.attempt
+	delay := DefaultRetryBase << (attempt - 1)
+	if ra := retryAfter(msg, r.err); ra > delay {
+		delay = ra
+	}
+	s.emit(AutoRetryStart{Attempt: attempt, MaxAttempts: DefaultMaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: msg.ErrorMessage})
+	// The failed message leaves the context (the record keeps it): the next
+	// attempt asks again from the same user message.
+	s.rec.hideLast()
+	return &postRun{phase: PhaseRetrying, act: ActRetry, work: func(ctx context.Context) bool {
+		if err := Sleep(ctx, s.cfg.Clock, delay); err != nil {
+			s.Call(func() {
+				if s.retry.attempt == attempt {
+					s.emit(AutoRetryEnd{Success: false, Attempt: attempt, FinalError: RetryCancelled})
+					s.retry.attempt = 0
+				}
+			})
+			return false
+		}
+		return true
+	}}
+}
+
+// retrySucceeded closes a retry in progress at the message_end of an
+// assistant message that did not fail. (actor)
+func (s *Session) retrySucceeded(msg *AssistantMessage) {
+	if s.retry.attempt == 0 || msg.StopReason == StopError || msg.StopReason == StopAborted {
+		return
+	}
+	s.emit(AutoRetryEnd{Success: true, Attempt: s.retry.attempt})
+	s.retry.attempt = 0
+}
+
+// DefaultStreamIdleTimeout ends a model call that has sent nothing for
+// this long (beyond the original, whose runs can hang for ever on a
+// stalled provider).
+const DefaultStreamIdleTimeout = 180 * time.Second
+
+// errStalled is the cancellation cause of a stream the watchdog ended.
+var errStalled = errors.New("stream stalled")
+
+// watchStream cancels the stream with errStalled when seen has not moved
+// for the idle timeout. It checks four times per period (the clock has no
+// notion of "last event" under the frozen test clock, so progress is a
+// counter): a stall is detected between 1 and 1.25 timeouts after the last
+// event. The returned stop function ends the watch and waits for it.
+func (s *Session) watchStream(cancel context.CancelCauseFunc, seen *atomic.Uint64) (stop func()) {
+	idle := s.cfg.StreamIdleTimeout
+	if idle < 0 {
+		return func() {}
+	}
+	if idle == 0 {
+		idle = DefaultStreamIdleTimeout
+	}
+	tick := idle / 4
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		last, quiet := seen.Load(), 0
+		for {
+			ch, stopTimer := s.cfg.Clock.After(tick)
+			select {
+			case <-done:
+				stopTimer()
+				return
+			case <-ch:
+			}
+			if n := seen.Load(); n != last {
+				last, quiet = n, 0
+				continue
+			}
+			if quiet++; quiet >= 4 {
+				cancel(errStalled)
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// stallError is the failure of a stream the watchdog ended: retryable
+// ("stream stall" is in the original's transport pattern).
+func (s *Session) stallError() error {
+	idle := s.cfg.StreamIdleTimeout
+	if idle == 0 {
+		idle = DefaultStreamIdleTimeout
+	}
+	return &ProviderError{Kind: ErrorTransport, Err: errStalled,
+		Message: fmt.Sprintf("stream stall: the provider sent nothing for %gs", idle.Seconds())}
+}
