@@ -232,8 +232,10 @@ func (s *Server) dispatch(line []byte) {
 		s.post(false, func() { s.parseError("expected a JSON object, got " + kind) })
 		return
 	}
-	typ := root.Get("type")
-	cmd := &command{line: line, id: compactRawValue(root.Get("id")), typ: typ.String()}
+	// The envelope is read by the rule every field is (jsonread.go): exact
+	// names, the last duplicate wins.
+	typ, id := envelope(root)
+	cmd := &command{line: line, id: compactRawValue(id), typ: typ.String()}
 	if typ.Exists() {
 		cmd.typeRaw = compactRawValue(typ)
 		cmd.typeIsString = typ.Type == gjson.String
@@ -267,23 +269,12 @@ func jsonKind(v gjson.Result) string {
 	return "value"
 }
 
-func compactRawValue(v gjson.Result) []byte {
-	if !v.Exists() {
-		return nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(v.Raw)); err != nil {
-		return []byte(v.Raw)
-	}
-	return buf.Bytes()
-}
-
 // command is one parsed input frame.
 type command struct {
 	line         []byte
-	id           []byte // raw JSON, nil when absent
+	id           []byte // raw JSON of the last "id", compacted; nil when absent
 	typ          string
-	typeRaw      []byte // raw JSON of "type", nil when absent
+	typeRaw      []byte // raw JSON of the last "type", nil when absent
 	typeIsString bool
 }
 
