@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"github.com/xcsh-go/xcsh/engine"
 )
 
@@ -204,10 +203,10 @@ func (s *Server) cmdSetSessionName(c *command) {
 // stringArg decodes the command's required string field, answering the
 // failure (with the id) when it is missing or not a string.
 func (s *Server) stringArg(c *command, field string) (string, bool) {
-	raw := member(gjson.ParseBytes(c.line), field)
+	raw := member(c.line, field)
 	var v string
 	// null decodes to "" and passes, as it always has.
-	if !raw.Exists() || json.Unmarshal([]byte(raw.Raw), &v) != nil {
+	if raw == nil || json.Unmarshal(raw, &v) != nil {
 		s.fail(c, fmt.Errorf("Invalid %s command: %q must be a string", c.typ, field))
 		return "", false
 	}

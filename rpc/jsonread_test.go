@@ -3,8 +3,10 @@ package rpc
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -19,6 +21,8 @@ func TestReadingRule(t *testing.T) {
 		want       []string // the response frames, in order
 	}{
 		{"case-mangled field is not the field", `{"id":1,"type":"prompt","MeSsAgE":"hi"}`,
+			[]string{`{"id":1,"type":"response","command":"prompt","success":false,"error":"Invalid prompt command: \"message\" must be a string"}`}},
+		{"leading white space changes nothing", " \t" + `{"id":1,"type":"prompt","MeSsAgE":"hi"}`,
 			[]string{`{"id":1,"type":"response","command":"prompt","success":false,"error":"Invalid prompt command: \"message\" must be a string"}`}},
 		{"case-mangled type is not the type", `{"id":1,"Type":"get_state"}`,
 			[]string{`{"type":"response","success":false,"error":"Unknown command: undefined"}`}},
@@ -106,4 +110,100 @@ func TestReadExactNested(t *testing.T) {
 			t.Errorf("%s: readExact %+v, %v; encoding/json %+v, %v", line, a, errA, b, errB)
 		}
 	}
+}
+
+// FuzzScanner pins the scanner of jsonread.go to gjson's reading of the
+// same valid JSON (and valid UTF-8, as dispatch guarantees): the same
+// members and elements, raw, in order.
+func FuzzScanner(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` { "a" : 1 , "b":[1,{"c":"\"}"}],"a":"x\\"}`, `[1, "two", {"k": [true, null]}, -1.5e3 ]`,
+		`{"typ\u0065":"x","\\":"\\\\","":{}}`, `"s"`, `12`, `{"k":"\u2028é"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if !json.Valid([]byte(in)) || !utf8.ValidString(in) {
+			return
+		}
+		var got, want []string
+		members([]byte(in), func(key, keyRaw, val []byte) {
+			var k string
+			json.Unmarshal(keyRaw, &k)
+			if k != string(key) {
+				t.Fatalf("%s: key %q unquoted as %q", in, keyRaw, key)
+			}
+			got = append(got, string(keyRaw), string(val))
+		})
+		elements([]byte(in), func(val []byte) { got = append(got, string(val)) })
+		root := gjson.Parse(in)
+		if root.IsObject() || root.IsArray() {
+			root.ForEach(func(k, v gjson.Result) bool {
+				if root.IsObject() {
+					want = append(want, k.Raw)
+				}
+				want = append(want, v.Raw)
+				return true
+			})
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s:\n got %q\nwant %q", in, got, want)
+		}
+	})
+}
+
+// FuzzReadExact checks readExact against the rule's reference reading
+// (readRule, a map per object) for prompt arguments: the same values, and
+// an error exactly when the reference finds a wrong type.
+func FuzzReadExact(f *testing.F) {
+	for _, s := range []string{
+		`{"message":"m","images":[{"type":"image","DATA":"x","data":"QUJD","data":"REVG","mimeType":"image/png"}]}`,
+		`{"message":3,"message":"m","Message":"x","images":null,"streamingBehavior":"steer"}`,
+		`{"message":"m","images":[null,{"data":1}]}`, `{"images":{}}`, `{"message":"a","message":null}`,
+		` {"MESSAGE":"m"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		m, ok := readRule([]byte(in))
+		if !ok || !utf8.ValidString(in) {
+			return
+		}
+		var want promptArgs
+		wantErr := false
+		str := func(raw json.RawMessage, dst *string) {
+			if raw != nil && json.Unmarshal(raw, dst) != nil {
+				wantErr = true
+			}
+		}
+		if raw := m["message"]; raw != nil && string(raw) != "null" {
+			want.Message = new(string)
+			str(raw, want.Message)
+		}
+		str(m["streamingBehavior"], &want.StreamingBehavior)
+		if raw := m["images"]; raw != nil && string(raw) != "null" {
+			var list []json.RawMessage
+			if json.Unmarshal(raw, &list) != nil {
+				wantErr = true
+			}
+			want.Images = make([]imageContent, len(list))
+			for i, e := range list {
+				o, ok := readRule(e)
+				if !ok && string(e) != "null" {
+					wantErr = true
+				}
+				str(o["type"], &want.Images[i].Type)
+				str(o["data"], &want.Images[i].Data)
+				str(o["mimeType"], &want.Images[i].MimeType)
+			}
+		}
+		var got promptArgs
+		err := readExact([]byte(in), &got)
+		if wantErr != (err != nil) {
+			t.Fatalf("%s: error %v, reference says error %v", in, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
+		}
+	})
 }

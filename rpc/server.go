@@ -234,11 +234,14 @@ func (s *Server) dispatch(line []byte) {
 	}
 	// The envelope is read by the rule every field is (jsonread.go): exact
 	// names, the last duplicate wins.
-	typ, id := envelope(root)
-	cmd := &command{line: line, id: compactRawValue(id), typ: typ.String()}
-	if typ.Exists() {
+	typ, id := envelope(line)
+	cmd := &command{line: line, id: compactRawValue(id)}
+	if typ != nil {
 		cmd.typeRaw = compactRawValue(typ)
-		cmd.typeIsString = typ.Type == gjson.String
+		cmd.typeIsString = typ[0] == '"'
+		if cmd.typeIsString {
+			cmd.typ = commandName(typ)
+		}
 	}
 	if cmd.typeIsString {
 		switch cmd.typ {
