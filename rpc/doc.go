@@ -7,7 +7,9 @@
 // The reader goroutine frames stdin (LF lines, CR and BOM stripped, blank
 // lines skipped, a line cap enforced without buffering the whole line),
 // validates each line and posts it to the session's serial executor;
-// preemptive commands (abort, abort_bash) act before they queue. Each
+// preemptive commands (abort, abort_bash) act before they queue. Every
+// field of a command, the envelope's type and id included, is read by one
+// rule, JSON.parse's: exact names, the last duplicate wins (jsonread.go). Each
 // command runs on the executor in arrival order and writes its response;
 // events of a run reach the Server as the engine.Sink, on the same
 // executor, so responses and events have a single order. Frames are written
