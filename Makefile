@@ -28,6 +28,8 @@ bench:
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s
+	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzReadExact -fuzztime 10s
+	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzScanner -fuzztime 10s
 
 # The README's main job: the binary in RPC mode on the fake demo model.
 demo:

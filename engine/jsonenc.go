@@ -116,12 +116,45 @@ func appendBoolField(dst []byte, key string, v bool) []byte {
 	return strconv.AppendBool(appendKey(dst, key), v)
 }
 
+// appendRawField appends a key and a raw JSON value. Every raw value an
+// encoder writes (tool-call arguments, details, cached fragments) passes
+// here, so this is where U+2028 and U+2029 get escaped in them.
 func appendRawField(dst []byte, key string, raw []byte) []byte {
-	return append(appendKey(dst, key), raw...)
+	return AppendRawJSON(appendKey(dst, key), raw)
 }
+
+// AppendRawJSON appends raw, a valid JSON value, with U+2028 and U+2029
+// written as \u2028 and \u2029, as every string we encode ourselves has
+// them. Raw JSON reaches us verbatim from models (streamed tool-call
+// arguments) and hosts (ids); a host that embeds a frame in JavaScript
+// source would see a raw separator end the line. In valid JSON they can
+// only occur inside strings, where the escape denotes the same value.
+func AppendRawJSON(dst, raw []byte) []byte {
+	for {
+		i := bytes.Index(raw, lineSepPrefix)
+		if i < 0 || i+2 >= len(raw) {
+			return append(dst, raw...)
+		}
+		if c := raw[i+2]; c == 0xA8 || c == 0xA9 {
+			dst = append(dst, raw[:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+		} else {
+			dst = append(dst, raw[:i+3]...)
+		}
+		raw = raw[i+3:]
+	}
+}
+
+// lineSepPrefix is the UTF-8 prefix of U+2028 (E2 80 A8) and U+2029
+// (E2 80 A9); other characters of U+2000..U+203F share it.
+var lineSepPrefix = []byte{0xE2, 0x80}
 
 // MarshalJSON encodes v with encoding/json, HTML escaping off and no
 // trailing newline: the one encoder configuration the project uses.
+// encoding/json escapes U+2028 and U+2029 in the strings it encodes, but
+// with HTML escaping off it copies json.RawMessage and Marshaler output
+// verbatim; the result is passed through AppendRawJSON so those are escaped
+// too.
 func MarshalJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -130,7 +163,11 @@ func MarshalJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	b := buf.Bytes()
-	return b[:len(b)-1], nil
+	b = b[:len(b)-1]
+	if bytes.Index(b, lineSepPrefix) < 0 {
+		return b, nil
+	}
+	return AppendRawJSON(make([]byte, 0, len(b)+12), b), nil
 }
 
 // compactRaw returns raw JSON in compact form (HTML escaping off), or nil when

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -121,4 +122,64 @@ func TestCleanSessionName(t *testing.T) {
 			t.Errorf("%q: got %q want %q", in, got, want)
 		}
 	}
+}
+
+// TestLineSeparatorsEscapedInRawJSON pins that U+2028 and U+2029 reach the
+// wire escaped also where raw JSON is copied (tool-call arguments streamed
+// by a model, results, json.RawMessage through MarshalJSON), as they are in
+// every string we encode.
+func TestLineSeparatorsEscapedInRawJSON(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"{}":                               "{}",
+		`{"a":"x` + "\u2028" + `y"}`:       `{"a":"x\u2028y"}`,
+		`["` + "\u2029\u2028" + `"]`:       `["\u2029\u2028"]`,
+		`"` + "\u2027—…\u202f" + `"`:       `"` + "\u2027—…\u202f" + `"`, // same prefix, other characters
+		`"ends ` + "\u2028" + `"`:          `"ends \u2028"`,
+		`{"k` + "\u2028" + `":"é☃\u2028"}`: `{"k\u2028":"é☃\u2028"}`,
+	}
+	for in, want := range cases {
+		got := AppendRawJSON([]byte("x"), []byte(in))
+		if string(got) != "x"+want {
+			t.Errorf("AppendRawJSON(%q) = %q, want %q", in, got[1:], want)
+		}
+		var a, b any
+		if json.Unmarshal([]byte(in), &a) != nil || json.Unmarshal(got[1:], &b) != nil || fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%q: escaping changed the value: %v vs %v", in, a, b)
+		}
+	}
+	if got, _ := MarshalJSON(struct {
+		R json.RawMessage `json:"r"`
+		S string          `json:"s"`
+	}{json.RawMessage(`"a` + "\u2028" + `"`), "b\u2029"}); string(got) != `{"r":"a\u2028","s":"b\u2029"}` {
+		t.Errorf("MarshalJSON = %s", got)
+	}
+
+	// A tool call streamed with a separator split across two deltas: the
+	// partial snapshot, the final block, toolcall_end and the execution
+	// events all write it escaped.
+	p := newPartial(AssistantMessage{API: "fake", Provider: "fake", Model: "demo"})
+	tc := p.startBlock(ContentBlock{Type: BlockToolCall, ID: "c1", Name: "bash", Arguments: []byte("{}")})
+	sep := "\u2028"
+	p.appendDelta(tc, `{"command":"echo a`+sep[:1])
+	p.appendDelta(tc, sep[1:]+`b`)
+	noRaw := func(stage string, b []byte) {
+		t.Helper()
+		if bytes.Contains(b, []byte("\u2028")) || !json.Valid(b) {
+			t.Fatalf("%s: %s", stage, b)
+		}
+		if !bytes.Contains(b, []byte(`echo a\u2028b`)) {
+			t.Fatalf("%s: escaped argument missing: %s", stage, b)
+		}
+	}
+	noRaw("open tool call", p.AppendJSON(nil))
+	p.endBlock(tc, "", []byte(`{"command": "echo a`+sep+`b"}`))
+	noRaw("ended tool call", p.AppendJSON(nil))
+	call := p.snapshot().Content[tc]
+	noRaw("toolcall_end", MessageUpdate{Kind: UpdateToolCallEnd, ToolCall: &call}.AppendJSON(nil))
+	msg, _ := p.snapshot().MarshalJSON()
+	noRaw("message_end", MessageEnd{Message: p.snapshot()}.AppendJSON(nil))
+	noRaw("message", msg)
+	noRaw("tool_execution_start", ToolExecutionStart{ToolCallID: "c1", ToolName: "bash", Args: call.Arguments}.AppendJSON(nil))
+	noRaw("tool_execution_update", ToolExecutionUpdate{ToolCallID: "c1", ToolName: "bash", Args: call.Arguments}.AppendJSON(nil))
 }

@@ -44,9 +44,10 @@ func init() {
 	}
 }
 
-// decode unmarshals the command's fields into v.
+// decode reads the command's fields into v by the reading rule
+// (jsonread.go).
 func decode(c *command, v any) error {
-	if err := json.Unmarshal(c.line, v); err != nil {
+	if err := readExact(c.line, v); err != nil {
 		return fmt.Errorf("Invalid %s command: %s", c.typ, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
@@ -130,13 +131,8 @@ func (s *Server) cmdAbortAndPrompt(c *command) {
 }
 
 func (s *Server) queueCmd(c *command, enqueue func(text string, images []engine.ContentBlock)) {
-	var a promptArgs
-	err := decode(c, &a)
-	if err == nil {
-		err = a.check(c)
-	}
-	if err != nil {
-		s.fail(c, err)
+	a, ok := s.parsePrompt(c)
+	if !ok {
 		return
 	}
 	enqueue(*a.Message, images(a.Images))
@@ -207,13 +203,10 @@ func (s *Server) cmdSetSessionName(c *command) {
 // stringArg decodes the command's required string field, answering the
 // failure (with the id) when it is missing or not a string.
 func (s *Server) stringArg(c *command, field string) (string, bool) {
-	var m map[string]json.RawMessage
-	if err := decode(c, &m); err != nil {
-		s.fail(c, err)
-		return "", false
-	}
+	raw := member(c.line, field)
 	var v string
-	if raw, ok := m[field]; !ok || json.Unmarshal(raw, &v) != nil {
+	// null decodes to "" and passes, as it always has.
+	if raw == nil || json.Unmarshal(raw, &v) != nil {
 		s.fail(c, fmt.Errorf("Invalid %s command: %q must be a string", c.typ, field))
 		return "", false
 	}
@@ -246,7 +239,7 @@ func wellFormedReply(c *command) bool {
 			Content []json.RawMessage `json:"content"`
 		} `json:"partialResult"`
 	}
-	if json.Unmarshal(c.line, &a) != nil || a.ID == nil {
+	if readExact(c.line, &a) != nil || a.ID == nil {
 		return false
 	}
 	switch c.typ {

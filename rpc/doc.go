@@ -12,7 +12,9 @@
 // table: abort, abort_and_prompt, abort_bash, abort_retry), replies to our
 // requests (host_tool_result, host_tool_update, extension_ui_response)
 // resolve their waiters through the pending table, and everything else
-// goes to the inbox. The dispatcher feeds the inbox to the session's serial
+// goes to the inbox. Every field of a command, the envelope's type and id
+// included, is read by one rule, JSON.parse's: exact names, the last
+// duplicate wins (jsonread.go). The dispatcher feeds the inbox to the session's serial
 // executor in arrival order; it is the goroutine that blocks when the
 // executor's queue is full or stdout is stalled, so the reader keeps
 // reading aborts and replies. Each command runs on the executor and writes

@@ -275,11 +275,16 @@ func (s *Server) dispatch(line []byte) {
 		s.in.push(len(line), false, func() { s.parseError("expected a JSON object, got " + kind) })
 		return
 	}
-	typ := root.Get("type")
-	cmd := &command{line: line, id: compactRawValue(root.Get("id")), typ: typ.String()}
-	if typ.Exists() {
+	// The envelope is read by the rule every field is (jsonread.go): exact
+	// names, the last duplicate wins.
+	typ, id := envelope(line)
+	cmd := &command{line: line, id: compactRawValue(id)}
+	if typ != nil {
 		cmd.typeRaw = compactRawValue(typ)
-		cmd.typeIsString = typ.Type == gjson.String
+		cmd.typeIsString = typ[0] == '"'
+		if cmd.typeIsString {
+			cmd.typ = commandName(typ)
+		}
 	}
 	if cmd.typeIsString {
 		if kinds := preempt[cmd.typ]; kinds != nil {
@@ -309,23 +314,12 @@ func jsonKind(v gjson.Result) string {
 	return "value"
 }
 
-func compactRawValue(v gjson.Result) []byte {
-	if !v.Exists() {
-		return nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(v.Raw)); err != nil {
-		return []byte(v.Raw)
-	}
-	return buf.Bytes()
-}
-
 // command is one parsed input frame.
 type command struct {
 	line         []byte
-	id           []byte // raw JSON, nil when absent
+	id           []byte // raw JSON of the last "id", compacted; nil when absent
 	typ          string
-	typeRaw      []byte // raw JSON of "type", nil when absent
+	typeRaw      []byte // raw JSON of the last "type", nil when absent
 	typeIsString bool
 }
 

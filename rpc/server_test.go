@@ -3,13 +3,16 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sebdah/goldie/v2"
 	"github.com/tidwall/gjson"
@@ -103,66 +106,128 @@ func TestLeanUpdates(t *testing.T) {
 	}
 }
 
-// expectedResponses is the number of response frames one input line must
-// produce with a model-less session: none for UI responses and well-formed
-// host tool frames, two for a well-formed prompt (the ack and the late "No
-// model selected" failure), one for everything else.
-func expectedResponses(line string) int {
+// readRule reads a JSON object the way JSON.parse hosts do, independently
+// of jsonread.go (this is the fuzz target's oracle): encoding/json stores
+// an object's members in a map under their exact names, each in turn, so
+// the last duplicate wins. ok is false for anything but an object.
+func readRule(raw []byte) (m map[string]json.RawMessage, ok bool) {
+	return m, json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+func isJSONString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// optionalStrings reports whether the named members of obj are each
+// absent, null or a string.
+func optionalStrings(obj map[string]json.RawMessage, names ...string) bool {
+	for _, n := range names {
+		if raw, ok := obj[n]; ok && string(raw) != "null" && !isJSONString(raw) {
+			return false
+		}
+	}
+	return true
+}
+
+// validPrompt reports whether the prompt fields of m decode: message a
+// string, images absent, null or an array of null or image objects, and
+// every string field a string.
+func validPrompt(m map[string]json.RawMessage) bool {
+	if !isJSONString(m["message"]) || !optionalStrings(m, "streamingBehavior") {
+		return false
+	}
+	raw, ok := m["images"]
+	if !ok || string(raw) == "null" {
+		return true
+	}
+	var imgs []json.RawMessage
+	if json.Unmarshal(raw, &imgs) != nil || imgs == nil {
+		return false
+	}
+	for _, im := range imgs {
+		if string(im) == "null" {
+			continue
+		}
+		o, ok := readRule(im)
+		if !ok || !optionalStrings(o, "type", "data", "mimeType") {
+			return false
+		}
+	}
+	return true
+}
+
+// expectedResponses returns the ids of the response frames one input line
+// must produce with a model-less session ("" for a frame without id): none
+// for UI responses and well-formed host tool frames, two for a well-formed
+// prompt (the ack and the late "No model selected" failure), one for
+// everything else. Known commands echo their last id, compacted, with
+// U+2028/U+2029 escaped.
+func expectedResponses(line string) []string {
 	if strings.TrimSpace(line) == "" {
-		return 0
+		return nil
 	}
-	if !gjson.Valid(line) {
-		return 1
+	m, ok := readRule([]byte(line))
+	if !utf8.ValidString(line) || !ok {
+		return []string{""}
 	}
-	v := gjson.Parse(line)
-	if !v.IsObject() {
-		return 1
+	var typ string
+	if !isJSONString(m["type"]) || json.Unmarshal(m["type"], &typ) != nil || handlers[typ] == nil {
+		return []string{""}
 	}
-	typ := v.Get("type")
-	if typ.Type != gjson.String {
-		return 1
+	id := ""
+	if raw, ok := m["id"]; ok {
+		var buf bytes.Buffer
+		json.Compact(&buf, raw)
+		id = strings.NewReplacer("\u2028", `\u2028`, "\u2029", `\u2029`).Replace(buf.String())
 	}
-	switch typ.Str {
+	switch typ {
 	case "extension_ui_response":
-		return 0
+		return nil
 	case "host_tool_result", "host_tool_update":
-		key := "result.content"
-		if typ.Str == "host_tool_update" {
-			key = "partialResult.content"
+		key := "result"
+		if typ == "host_tool_update" {
+			key = "partialResult"
 		}
-		if v.Get("id").Type == gjson.String && v.Get(key).IsArray() {
-			return 0
+		body, ok := readRule(m[key])
+		var content []json.RawMessage
+		if isJSONString(m["id"]) && ok && json.Unmarshal(body["content"], &content) == nil && content != nil {
+			return nil
 		}
+		return []string{""}
 	case "prompt", "abort_and_prompt":
-		if v.Get("message").Type == gjson.String && decodes(line) {
-			return 2
+		if validPrompt(m) {
+			return []string{id, id}
 		}
 	}
-	return 1
+	return []string{id}
 }
 
-func decodes(line string) bool {
-	var a promptArgs
-	return decode(&command{line: []byte(line), typ: "prompt"}, &a) == nil
-}
-
+// FuzzDispatch asserts, for any input, that every line gets exactly the
+// responses the reading rule implies (an oracle written independently of
+// jsonread.go), that each carries the right id, and that nothing hangs.
 func FuzzDispatch(f *testing.F) {
 	for _, s := range []string{
 		`{"id":"a","type":"get_state"}`, "garbage", "null", `{"type":"prompt","message":"hi"}`,
 		`{"type":"set_session_name","name":"  "}`, "\uFEFF{}\r", `{"type":"host_tool_result","id":"h","result":{"content":[]}}`,
 		`{"type":"abort"}`, `{"id":5,"type":"steer","message":3}`,
+		// The reading rule: a case-mangled name is not the field; the last
+		// duplicate wins, for the envelope too.
+		`{"id":1,"type":"prompt","MeSsAgE":"hi"}`, `{"id":1,"Type":"prompt","message":"hi"}`,
+		`{"id":"first","type":"get_state","type":"prompt","message":"hi","id":"last"}`,
+		`{"id":2,"type":"prompt","message":"hi","message":3}`,
+		`{"type":"host_tool_result","id":"h","result":{"content":[]},"result":{"Content":[]}}`,
+		`{"id":3,"type":"prompt","message":"x","images":[{"data":"a","DATA":1,"data":"b"}]}`,
+		"{\"id\":\"\u2028\",\"type\":\"get_state\"}",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, input string) {
 		lines := strings.Split(strings.ReplaceAll(input, "\r", ""), "\n")
 		input = strings.Join(lines, "\n") + "\n" + `{"id":"__end","type":"get_state"}` + "\n"
-		want := 1
+		want := []string{`"__end"`}
 		for i, l := range lines {
 			if i == 0 {
 				l = strings.TrimPrefix(l, "\uFEFF")
 			}
-			want += expectedResponses(l)
+			want = append(want, expectedResponses(l)...)
 		}
 		var out string
 		finished := make(chan struct{})
@@ -174,19 +239,23 @@ func FuzzDispatch(f *testing.F) {
 			n := runtime.Stack(buf, true)
 			t.Fatalf("input %q hung:\n%s", input, buf[:n])
 		}
-		got := 0
+		var got []string
 		var last string
 		for _, frame := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 			if !gjson.Valid(frame) || !gjson.Parse(frame).IsObject() {
 				t.Fatalf("invalid frame %q", frame)
 			}
 			if gjson.Get(frame, "type").Str == "response" {
-				got++
+				got = append(got, gjson.Get(frame, "id").Raw)
 				last = frame
 			}
 		}
-		if got != want {
-			t.Fatalf("input %q: %d responses, want %d\n%s", input, got, want, out)
+		// Responses may come out of request order (bash answers when it
+		// ends), so the ids are compared as multisets.
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("input %q: response ids %q, want %q\n%s", input, got, want, out)
 		}
 		if gjson.Get(last, "id").Str != "__end" {
 			t.Fatalf("last response %s", last)
