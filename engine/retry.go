@@ -129,7 +129,7 @@ func (s *Session) retryStage(r *run, aborted bool) *postRun {
 		return nil
 	}
 	attempt := s.retry.attempt
-	delay := DefaultRetryBase << (attempt - 1)
+	delay := s.cfg.RetryBaseDelay << (attempt - 1)
 	if ra := retryAfter(msg, r.err); ra > delay {
 		delay = ra
 	}

@@ -33,6 +33,9 @@ type Config struct {
 	// with a retryable error; 0 means DefaultStreamIdleTimeout, negative
 	// disables the watchdog.
 	StreamIdleTimeout time.Duration
+	// RetryBaseDelay is the first retry's wait (doubled for each further
+	// attempt); 0 means DefaultRetryBase.
+	RetryBaseDelay time.Duration
 	// InboxSize bounds the actor's mailbox (backpressure); 0 picks a default.
 	InboxSize int
 	// OrderedResults reports the results of parallel (shared) tool calls in
@@ -111,6 +114,9 @@ func New(cfg Config) *Session {
 	}
 	if cfg.SessionID == "" {
 		cfg.SessionID = cfg.IDs.NewID("session")
+	}
+	if cfg.RetryBaseDelay <= 0 {
+		cfg.RetryBaseDelay = DefaultRetryBase
 	}
 	if cfg.Store == nil {
 		cfg.Store = &MemoryStore{}

@@ -33,11 +33,13 @@ func init() {
 		"host_tool_update":        (*Server).cmdHostToolFrame,
 		"bash":                    (*Server).cmdBash,
 		"abort_bash":              (*Server).cmdAbortBash,
+		"set_auto_retry":          (*Server).cmdSetAutoRetry,
+		"abort_retry":             (*Server).cmdAbortRetry,
 	}
 	for _, name := range []string{
 		"new_session", "set_todos", "set_host_tools", "set_model", "cycle_model",
 		"get_available_models", "set_thinking_level", "cycle_thinking_level", "compact",
-		"set_auto_compaction", "set_auto_retry", "abort_retry",
+		"set_auto_compaction",
 		"get_session_stats", "export_html", "switch_session", "branch", "get_branch_messages",
 	} {
 		handlers[name] = (*Server).notYet

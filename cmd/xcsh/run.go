@@ -62,6 +62,7 @@ type options struct {
 	noTools                                         bool
 	systemPrompt, appendSystemPrompt                string
 	rpcUpdates                                      string
+	retryBaseDelay, streamIdleTimeout               time.Duration
 	maxLineBytes                                    int
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
 	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
@@ -101,6 +102,8 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt text or file")
 	f.StringVar(&o.appendSystemPrompt, "append-system-prompt", "", "text or file appended to the system prompt")
 	f.StringVar(&o.rpcUpdates, "rpc-updates", rpc.UpdatesFull, "message_update frames: full (with partial snapshots) or delta")
+	f.DurationVar(&o.retryBaseDelay, "retry-base-delay", engine.DefaultRetryBase, "first auto-retry wait; doubled for each further attempt")
+	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", engine.DefaultStreamIdleTimeout, "end a model call that sends nothing for this long (retryable); 0 disables")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
 	for _, nf := range []struct {
 		p    *bool
@@ -213,6 +216,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
 		SessionID: sessionID, SessionFile: sessionFile, OrderedResults: deterministic,
+		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	})
 	srv.Attach(sess)
 
@@ -235,6 +239,15 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		return &exitError{128 + int(se.sig), ""}
 	}
 	return err
+}
+
+// idleTimeout maps the flag (0 disables) to the engine's setting (negative
+// disables).
+func idleTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 type signalError struct{ sig syscall.Signal }

@@ -1,0 +1,33 @@
+package rpc
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// boolArg decodes the command's required boolean field, answering the
+// failure (with the id) when it is missing or not a boolean.
+func (s *Server) boolArg(c *command, field string) (bool, bool) {
+	raw := member(c.line, field)
+	var v bool
+	if raw == nil || json.Unmarshal(raw, &v) != nil || string(raw) == "null" {
+		s.fail(c, fmt.Errorf("Invalid %s command: %q must be a boolean", c.typ, field))
+		return false, false
+	}
+	return v, true
+}
+
+// cmdSetAutoRetry turns automatic retry on or off for this session (never
+// written to the user's settings, DECISIONS "Sessions").
+func (s *Server) cmdSetAutoRetry(c *command) {
+	on, ok := s.boolArg(c, "enabled")
+	if !ok {
+		return
+	}
+	s.sess.SetAutoRetry(on)
+	s.ok(c, nil)
+}
+
+// cmdAbortRetry answers at once: the retry wait was cancelled when the
+// line was read (see preempt), and the wait emits its auto_retry_end.
+func (s *Server) cmdAbortRetry(c *command) { s.ok(c, nil) }
