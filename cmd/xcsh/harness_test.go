@@ -46,6 +46,7 @@ func harnessCmds() map[string]func(ts *testscript.TestScript, neg bool, args []s
 		"golden":   scriptGolden,
 		"waitfile": scriptWaitFile,
 		"pidgone":  scriptPidGone,
+		"epipe":    scriptEPIPE,
 	}
 }
 
