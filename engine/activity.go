@@ -53,6 +53,9 @@ const (
 // original's abort leaves it running (rpc-protocol.md §4.3).
 var AbortKinds = []ActivityKind{ActRun, ActRetry}
 
+// AllKinds are every kind of activity: what shutting down cancels.
+var AllKinds = []ActivityKind{ActRun, ActBash, ActRetry, ActCompaction, ActHostCall, ActDialog}
+
 // activities is the cancellation registry. It is the one piece of session
 // state touched from any goroutine (the reader cancels ahead of the
 // executor queue), so it has its own lock, held only for map operations.

@@ -28,4 +28,9 @@
 // id; an unknown type answers without id (as the reference documents);
 // input that is not a JSON object, or a handler panic, answers with the
 // uncorrelated "parse" frame. The server never exits on bad input.
+//
+// Run ends on stdin EOF (after the running work), on cancellation (a
+// signal: the run is aborted) or when a stdout write fails (the host has
+// gone: the run is aborted and Run returns ErrOutputClosed). Once Run
+// returns nothing more reaches stdout, so it only ever holds whole frames.
 package rpc

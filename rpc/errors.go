@@ -6,6 +6,10 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 )
 
+// ErrOutputClosed is the cause Run returns when writing stdout failed: the
+// host has gone, so the run is aborted and the process should exit.
+var ErrOutputClosed = errors.New("stdout closed")
+
 // errNotYet marks a protocol command this build does not implement yet.
 var errNotYet = errors.New("not supported yet")
 

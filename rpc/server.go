@@ -54,6 +54,11 @@ type Server struct {
 	// in is the queue between the reader and the dispatcher goroutine.
 	in inbox
 
+	// outGone is closed when a stdout write fails (the host has gone);
+	// outErr, the failure, is written before.
+	outGone chan struct{}
+	outErr  error
+
 	// barrier > 0 while an abort waits for its run to wind down; input that
 	// arrives meanwhile is held (in order) and handled once it is over, as
 	// the original's serial loop does, so a piped "abort, prompt" starts the
@@ -118,7 +123,13 @@ func NewServer(out io.Writer, opts Options) *Server {
 		opts.ShutdownGrace = 5 * time.Second
 	}
 	s := &Server{opts: opts, finished: make(chan struct{}), lean: opts.Updates == UpdatesDelta}
-	s.out = newWriter(out, func(err error) { fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v\n", err) })
+	s.outGone = make(chan struct{})
+	// Called once, on the first failed write; Run then ends like a signal.
+	s.out = newWriter(out, func(err error) {
+		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
+		s.outErr = err
+		close(s.outGone)
+	})
 	s.out.grow = opts.GrowOutput
 	return s
 }
@@ -147,7 +158,20 @@ func (s *Server) Event(ev engine.Event) {
 // EOF (then drains: the running work finishes, its events are written) or
 // until ctx is cancelled (then the run is aborted and the output flushed).
 // It returns nil after EOF and context.Cause(ctx) after a cancellation.
+// A failed stdout write (EPIPE: the host closed its end) counts as a
+// cancellation with the cause ErrOutputClosed wrapping the write error.
 func (s *Server) Run(ctx context.Context, in io.Reader) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-s.outGone:
+			stop(fmt.Errorf("%w: %w", ErrOutputClosed, s.outErr))
+		case <-ctx.Done():
+		}
+	}()
+	defer func() { stop(nil); <-watched }()
 	ready, _ := engine.MarshalJSON(struct {
 		Type    string `json:"type"`
 		Version string `json:"version"`
@@ -164,7 +188,9 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	case <-s.finished:
 	case <-ctx.Done():
 		err = context.Cause(ctx)
-		s.sess.Interrupt()
+		// Shutting down stops everything, RPC bash commands included (Run
+		// waits for the session's goroutines before it returns).
+		s.sess.Cancel(engine.AllKinds...)
 		// The waiter is posted from its own goroutine because the executor
 		// may be busy writing to a stalled stdout; Run owns it by waiting for
 		// idle, and only the grace timeout below abandons it, on the way to
@@ -184,6 +210,14 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	s.sess.Close()
 	s.in.close()
 	s.out.close()
+	if err == nil {
+		select {
+		case <-s.outGone:
+			// The host went away while the EOF drain ended: still a failure.
+			err = fmt.Errorf("%w: %w", ErrOutputClosed, s.outErr)
+		default:
+		}
+	}
 	return err
 }
 

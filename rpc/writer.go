@@ -3,6 +3,7 @@ package rpc
 import (
 	"io"
 	"sync"
+	"time"
 )
 
 // writer owns stdout. Every frame is one Write of one line. Frames are
@@ -16,6 +17,7 @@ type writer struct {
 	mu     sync.Mutex
 	out    io.Writer
 	failed bool // guarded by mu: after a write error the host has gone; frames are discarded
+	closed bool // guarded by mu: Run has returned; frames are discarded
 	onErr  func(error)
 	pool   sync.Pool
 	// grow, if set, is called once, before the first frame of bigFrame
@@ -43,7 +45,7 @@ func (w *writer) send(bp *[]byte) {
 		w.grow()
 		w.grow = nil
 	}
-	if !w.failed {
+	if !w.failed && !w.closed {
 		if _, err := w.out.Write(*bp); err != nil {
 			w.failed = true
 			if w.onErr != nil {
@@ -59,5 +61,25 @@ func (w *writer) send(bp *[]byte) {
 	}
 }
 
-// close is a no-op kept for symmetry: every frame is written when sent.
-func (w *writer) close() {}
+// closeWait bounds how long close waits for a frame being written.
+const closeWait = time.Second
+
+// close discards every frame sent from now on, so that what is still
+// running while the process exits (a run past the shutdown grace) cannot
+// leave half a frame on stdout. It waits for a frame being written to
+// finish, but not beyond closeWait: a host that stopped reading can hold a
+// write forever, and then the process exits regardless (the goroutine
+// left waiting for the lock ends with it).
+func (w *writer) close() {
+	done := make(chan struct{})
+	go func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+	}
+}

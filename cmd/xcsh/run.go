@@ -223,8 +223,15 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// Handling SIGPIPE (not ignoring it: an ignored signal stays ignored in
+	// the children we exec) makes a write to a closed stdout return EPIPE
+	// instead of killing the process, so the server can abort the run,
+	// kill the children and exit with its own status (exitEPIPE).
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	go func() {
 		select {
 		case sig := <-sigs:
@@ -234,9 +241,17 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	}()
 
 	err = srv.Run(ctx, stdin)
+	killChildren()
 	var se signalError
 	if errors.As(err, &se) {
 		return &exitError{128 + int(se.sig), ""}
+	}
+	if errors.Is(err, rpc.ErrOutputClosed) {
+		// The server has already said so on stderr, in one line.
+		if errors.Is(err, syscall.EPIPE) {
+			return &exitError{exitEPIPE, ""}
+		}
+		return &exitError{1, ""}
 	}
 	return err
 }
@@ -248,6 +263,26 @@ func idleTimeout(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// exitEPIPE is the exit status when the host closes stdout: what a shell
+// reports for a process killed by SIGPIPE (128+13), so hosts see the
+// status they would have seen before, now reached deliberately.
+const exitEPIPE = 141
+
+// childKillWait bounds how long the exit waits for killed children to be
+// reaped.
+const childKillWait = time.Second
+
+// killChildren kills every process group started by the bash tool or an
+// RPC bash command, on every exit path (EOF, signal, EPIPE, the shutdown
+// grace running out), and waits briefly for them to be reaped, so no child
+// outlives the agent.
+func killChildren() {
+	shellexec.KillAll()
+	ctx, cancel := context.WithTimeout(context.Background(), childKillWait)
+	defer cancel()
+	_ = shellexec.Wait(ctx)
 }
 
 type signalError struct{ sig syscall.Signal }

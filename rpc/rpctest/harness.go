@@ -65,6 +65,7 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		"golden":   scriptGolden,
 		"waitfile": scriptWaitFile,
 		"pidgone":  scriptPidGone,
+		"epipe":    scriptEPIPE,
 	}
 }
 

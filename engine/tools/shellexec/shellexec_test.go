@@ -32,7 +32,9 @@ func TestRunExitCodeAndCombinedOutput(t *testing.T) {
 func TestRunTimeout(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	r, err := Run(context.Background(), "echo started; sleep 30", Options{Timeout: 200 * time.Millisecond})
+	// The timeout is long enough that bash has printed "started" before it
+	// fires, even on a loaded machine (200 ms once raced bash's start-up).
+	r, err := Run(context.Background(), "echo started; sleep 30", Options{Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,4 +171,97 @@ func TestOnOutputLeadingAndTrailingEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-done
+}
+
+// readPid waits for a command to write its pid to path.
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		b, _ := os.ReadFile(path)
+		if s := string(b); strings.HasSuffix(s, "\n") {
+			if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+				return n
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("command did not write %s", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// termIgnoring is a command whose shell and child both ignore SIGTERM; the
+// shell is the group leader, so the pid it writes is the pgid.
+const termIgnoring = `trap "" TERM; echo $$ > pid; sleep 60`
+
+// Abort returns at once even when the child ignores SIGTERM: the SIGKILL
+// that follows Grace later does not hold the caller, and the group is
+// still killed and reaped in the background.
+func TestCancelReturnsAtOnceWhenChildIgnoresTerm(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result)
+	go func() {
+		r, _ := Run(ctx, termIgnoring, Options{Cwd: dir})
+		done <- r
+	}()
+	pgid := readPid(t, filepath.Join(dir, "pid"))
+	start := time.Now()
+	cancel()
+	r := <-done
+	took := time.Since(start)
+	t.Logf("abort returned after %v", took)
+	// A failure guard, not a measure: the typical is AbortWait plus a few
+	// milliseconds; before the fix it was Grace (2 s) every time.
+	if took > time.Second {
+		t.Fatalf("abort took %v", took)
+	}
+	if !r.Cancelled || r.Exited {
+		t.Fatalf("got %+v", r)
+	}
+	pgGone(t, pgid)
+	waitCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	if err := Wait(waitCtx); err != nil {
+		t.Fatalf("reapers still running: %v", err)
+	}
+}
+
+// KillAll kills every running group at once, however its members treat
+// SIGTERM, and Wait then sees them reaped. Not parallel: KillAll would
+// kill the other tests' commands.
+func TestKillAllKillsRunningGroups(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	done := make(chan Result, len(dirs))
+	for _, dir := range dirs {
+		go func() {
+			r, _ := Run(context.Background(), termIgnoring, Options{Cwd: dir})
+			done <- r
+		}()
+	}
+	var pgids []int
+	for _, dir := range dirs {
+		pgids = append(pgids, readPid(t, filepath.Join(dir, "pid")))
+	}
+	KillAll()
+	for range dirs {
+		select {
+		case r := <-done:
+			// Killed, not exited: the tool reports a missing exit status.
+			if r.Exited || r.Cancelled {
+				t.Fatalf("got %+v", r)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Run did not return after KillAll")
+		}
+	}
+	for _, pgid := range pgids {
+		pgGone(t, pgid)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	if err := Wait(ctx); err != nil {
+		t.Fatalf("reapers still running: %v", err)
+	}
 }
