@@ -76,7 +76,7 @@ func demoCommand(e *emitter, n int, text string) (engine.StopReason, error) {
 		if msg == "" {
 			msg = "demo error"
 		}
-		return "", &engine.ProviderError{Status: status, Message: msg}
+		return "", scriptError(status, msg, 0)
 	case "demo:block":
 		if err := e.emit(engine.StreamEvent{Kind: engine.StreamTextStart}); err != nil {
 			return "", err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -104,7 +105,7 @@ func (p *Provider) replay(e *emitter, n int, req *engine.Request) error {
 			err = e.emit(engine.StreamEvent{Kind: engine.StreamUsage, Usage: st.usage})
 		case kindError:
 			if err = e.ctx.Err(); err == nil {
-				err = &engine.ProviderError{Status: st.status, Message: st.message}
+				err = scriptError(st.status, st.message, st.retryAfterMs)
 			}
 		case kindBlock:
 			err = e.wait()
@@ -175,4 +176,24 @@ func (e *emitter) toolCall(id, name string, deltas []string, args []byte) error 
 func (e *emitter) wait() error {
 	<-e.ctx.Done()
 	return e.ctx.Err()
+}
+
+// scriptError is a scripted failure, typed as a real adapter would type
+// it from the status, so the engine's retry treats it the same way.
+func scriptError(status int, message string, retryAfterMs int) *engine.ProviderError {
+	return &engine.ProviderError{Kind: kindOf(status), Status: status, Message: message,
+		RetryAfter: time.Duration(retryAfterMs) * time.Millisecond}
+}
+
+// kindOf classifies an HTTP status as the adapters do (docs/providers.md).
+func kindOf(status int) engine.ErrorKind {
+	switch {
+	case status == 401 || status == 403:
+		return engine.ErrorAuth
+	case status == 429:
+		return engine.ErrorRateLimit
+	case status >= 500:
+		return engine.ErrorOverloaded
+	}
+	return engine.ErrorOther
 }

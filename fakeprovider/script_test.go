@@ -61,7 +61,7 @@ func TestParseErrors(t *testing.T) {
 		{"usage unknown key", turn1(`{"usage":{"inputTokens":1}}`), p + `turn 1 step 1: unknown key "inputTokens" in "usage" (want input, output, cacheRead, cacheWrite or totalTokens)`},
 		{"usage negative", turn1(`{"usage":{"output":-1}}`), p + `turn 1 step 1: "output" must be a non-negative integer, got -1`},
 		{"error without message", turn1(`{"error":{"status":500}}`), p + `turn 1 step 1: "error" needs a non-empty "message"`},
-		{"error unknown key", turn1(`{"error":{"code":500,"message":"x"}}`), p + `turn 1 step 1: unknown key "code" in "error" (want status or message)`},
+		{"error unknown key", turn1(`{"error":{"code":500,"message":"x"}}`), p + `turn 1 step 1: unknown key "code" in "error" (want status, message or retryAfterMs)`},
 		{"block false", turn1(`{"block":false}`), p + `turn 1 step 1: "block" must be true`},
 		{"expect unknown key", `{"turns":[{"expect":{"lastUser":"hi"}}]}`, p + `turn 1: expect: unknown key "lastUser" (want lastUserText, lastUserTextContains, systemPromptContains, toolsOffered, toolsAbsent, messageCount, lastRole, contextContains or thinkingLevel)`},
 		{"expect bad level", `{"turns":[{"expect":{"thinkingLevel":"max"}}]}`, p + `turn 1: expect: bad "thinkingLevel" "max" (want "", off, minimal, low, medium, high or xhigh)`},

@@ -70,8 +70,9 @@ type step struct {
 	usage engine.Usage
 
 	// error
-	status  int
-	message string
+	status       int
+	message      string
+	retryAfterMs int
 }
 
 func parseStep(raw json.RawMessage, st *step) error {
@@ -281,8 +282,10 @@ func (st *step) parseError(ef field) error {
 			st.status, err = f.count()
 		case "message":
 			st.message, err = f.str()
+		case "retryAfterMs":
+			st.retryAfterMs, err = f.count()
 		default:
-			err = fmt.Errorf("unknown key %q in \"error\" (want status or message)", f.key)
+			err = fmt.Errorf("unknown key %q in \"error\" (want status, message or retryAfterMs)", f.key)
 		}
 		if err != nil {
 			return err
