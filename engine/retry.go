@@ -89,6 +89,19 @@ var (
 	retryAfterS  = regexp.MustCompile(`(?i)retry-after:\s*(\d+(?:\.\d+)?)\b`)
 )
 
+// AbortRetry ends a retry wait and calls done once its auto_retry_end has
+// been emitted and the session is idle; at once when no retry is waiting.
+// The wait itself was cancelled ahead of the queue (Cancel(ActRetry)); the
+// cancellation here covers a caller that did not preempt. (actor)
+func (s *Session) AbortRetry(done func()) {
+	s.Cancel(ActRetry)
+	if s.phase != PhaseRetrying {
+		done()
+		return
+	}
+	s.WhenIdle(done)
+}
+
 // SetAutoRetry turns automatic retry on or off for the session. (actor)
 func (s *Session) SetAutoRetry(enabled bool) { s.retry.disabled = !enabled }
 

@@ -28,6 +28,9 @@ func (s *Server) cmdSetAutoRetry(c *command) {
 	s.ok(c, nil)
 }
 
-// cmdAbortRetry answers at once: the retry wait was cancelled when the
-// line was read (see preempt), and the wait emits its auto_retry_end.
-func (s *Server) cmdAbortRetry(c *command) { s.ok(c, nil) }
+// cmdAbortRetry answers once the cancelled retry wait has emitted its
+// auto_retry_end (the original's order); the wait was cancelled when the
+// line was read (see preempt).
+func (s *Server) cmdAbortRetry(c *command) {
+	s.sess.AbortRetry(func() { s.ok(c, nil) })
+}
