@@ -98,3 +98,50 @@ func ClampThinking(m Model, l ThinkingLevel) ThinkingLevel {
 	}
 	return l
 }
+
+// SupportedEfforts lists the efforts a model accepts, in increasing order:
+// none for a non-reasoning model, else its thinking range (all efforts
+// when it declares none).
+func SupportedEfforts(m Model) []ThinkingLevel {
+	if !m.Reasoning {
+		return nil
+	}
+	lo, hi := 0, len(efforts)-1
+	if m.Thinking != nil {
+		if x := effortRank(m.Thinking.MinLevel); x >= 0 {
+			lo = x
+		}
+		if x := effortRank(m.Thinking.MaxLevel); x >= 0 {
+			hi = x
+		}
+	}
+	if lo > hi {
+		return nil
+	}
+	return append([]ThinkingLevel(nil), efforts[lo:hi+1]...)
+}
+
+// NextThinkingLevel is cycle_thinking_level's step (agent-core §9.3): over
+// ["off", supported efforts...], from the current level ("inherit" counts
+// as off; an unset level starts at off). ok is false for a model without
+// reasoning.
+func NextThinkingLevel(m Model, cur ThinkingLevel) (next ThinkingLevel, ok bool) {
+	order := append([]ThinkingLevel{ThinkingOff}, SupportedEfforts(m)...)
+	if len(order) == 1 {
+		return "", false
+	}
+	if cur == "" {
+		return ThinkingOff, true
+	}
+	if cur == "inherit" {
+		cur = ThinkingOff
+	}
+	i := 0
+	for j, l := range order {
+		if l == cur {
+			i = j
+			break
+		}
+	}
+	return order[(i+1)%len(order)], true
+}

@@ -25,17 +25,40 @@ func (s *Session) SetModel(m Model) {
 	s.appendEntry(&Entry{Type: EntryModelChange, Model: m.Provider + "/" + m.ID})
 }
 
-// SetThinkingLevel sets the thinking level, clamped to the model, and
-// records a thinking_level_change entry; it returns the level in effect.
-// (actor)
+// SetThinkingLevel sets the thinking level as set_thinking_level does
+// (rpc-protocol §4.14): "inherit" or "" unsets it, "off" stays off, an
+// effort is clamped to the model (a model without reasoning has no level;
+// an unknown string on a model unsets it); with no model the string is kept
+// as given. A thinking_level_change entry records an actual change only.
+// It returns the level in effect. (actor)
 func (s *Session) SetThinkingLevel(l ThinkingLevel) ThinkingLevel {
-	if s.set.model != nil {
+	switch {
+	case l == "inherit":
+		l = ""
+	case s.set.model != nil:
 		l = ClampThinking(*s.set.model, l)
+	}
+	if l == s.set.thinking {
+		return l
 	}
 	s.set.thinking = l
 	s.set.version++
 	s.appendEntry(&Entry{Type: EntryThinkingLevelChange, ThinkingLevel: l})
 	return l
+}
+
+// CycleThinkingLevel moves to the next level of the model's cycle and
+// returns it; ok is false (nothing changes) without a reasoning model.
+// (actor)
+func (s *Session) CycleThinkingLevel() (ThinkingLevel, bool) {
+	if s.set.model == nil {
+		return "", false
+	}
+	next, ok := NextThinkingLevel(*s.set.model, s.set.thinking)
+	if !ok {
+		return "", false
+	}
+	return s.SetThinkingLevel(next), true
 }
 
 // SetTools replaces the tool set offered to the model from its next call

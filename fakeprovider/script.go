@@ -158,8 +158,25 @@ func (s *Script) parseModel(mf field) error {
 			if m.MaxTokens, err = f.count(); err != nil {
 				return err
 			}
+		case "minThinking", "maxThinking":
+			var l string
+			if l, err = f.str(); err != nil {
+				return err
+			}
+			lv, ok := engine.ParseEffort(l)
+			if !ok {
+				return fmt.Errorf("%q must be one of minimal, low, medium, high or xhigh, got %q", f.key, l)
+			}
+			if m.Thinking == nil {
+				m.Thinking = &engine.ModelThinking{MinLevel: engine.ThinkingMinimal, MaxLevel: engine.ThinkingXHigh, Mode: "effort"}
+			}
+			if f.key == "minThinking" {
+				m.Thinking.MinLevel = lv
+			} else {
+				m.Thinking.MaxLevel = lv
+			}
 		default:
-			return fmt.Errorf("unknown key %q (want id, name, reasoning, contextWindow or maxTokens)", f.key)
+			return fmt.Errorf("unknown key %q (want id, name, reasoning, contextWindow, maxTokens, minThinking or maxThinking)", f.key)
 		}
 	}
 	if !named {

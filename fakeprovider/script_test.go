@@ -30,7 +30,7 @@ func TestParseErrors(t *testing.T) {
 		{"loop not bool", `{"loop":1,"turns":[]}`, p + `"loop" must be a boolean, got a number`},
 		{"null", `{"model":null,"turns":[]}`, p + `"model" must not be null`},
 		{"duplicate", `{"turns":[],"turns":[]}`, p + `duplicate key "turns" in the script`},
-		{"model unknown key", `{"model":{"idd":"x"},"turns":[]}`, p + `model: unknown key "idd" (want id, name, reasoning, contextWindow or maxTokens)`},
+		{"model unknown key", `{"model":{"idd":"x"},"turns":[]}`, p + `model: unknown key "idd" (want id, name, reasoning, contextWindow, maxTokens, minThinking or maxThinking)`},
 		{"model empty id", `{"model":{"id":""},"turns":[]}`, p + `model: "id" must not be empty`},
 		{"model bad window", `{"model":{"contextWindow":-1},"turns":[]}`, p + `model: "contextWindow" must be a non-negative integer, got -1`},
 		{"model fraction", `{"model":{"maxTokens":1.5},"turns":[]}`, p + `model: "maxTokens" must be a non-negative integer, got 1.5`},

@@ -35,10 +35,12 @@ func init() {
 		"abort_bash":              (*Server).cmdAbortBash,
 		"set_auto_retry":          (*Server).cmdSetAutoRetry,
 		"abort_retry":             (*Server).cmdAbortRetry,
+		"set_thinking_level":      (*Server).cmdSetThinkingLevel,
+		"cycle_thinking_level":    (*Server).cmdCycleThinkingLevel,
 	}
 	for _, name := range []string{
 		"new_session", "set_todos", "set_host_tools", "set_model", "cycle_model",
-		"get_available_models", "set_thinking_level", "cycle_thinking_level", "compact",
+		"get_available_models", "compact",
 		"set_auto_compaction",
 		"get_session_stats", "export_html", "switch_session", "branch", "get_branch_messages",
 	} {
