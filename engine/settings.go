@@ -16,13 +16,17 @@ func (s *Session) ThinkingLevel() ThinkingLevel { return s.set.thinking }
 // (actor)
 func (s *Session) Tools() []Tool { return s.set.tools }
 
-// SetModel selects a model, clamps the thinking level to what it supports
-// and records a model_change entry. The next model call uses it. (actor)
+// SetModel selects a model, records a model_change entry, and clamps the
+// thinking level to what the model supports (recording the change, if
+// any). The next model call uses it. (actor)
 func (s *Session) SetModel(m Model) {
 	s.set.model = &m
-	s.set.thinking = ClampThinking(m, s.set.thinking)
 	s.set.version++
 	s.appendEntry(&Entry{Type: EntryModelChange, Model: m.Provider + "/" + m.ID})
+	if l := ClampThinking(m, s.set.thinking); l != s.set.thinking {
+		s.set.thinking = l
+		s.appendEntry(&Entry{Type: EntryThinkingLevelChange, ThinkingLevel: l})
+	}
 }
 
 // SetThinkingLevel sets the thinking level as set_thinking_level does

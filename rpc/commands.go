@@ -37,10 +37,12 @@ func init() {
 		"abort_retry":             (*Server).cmdAbortRetry,
 		"set_thinking_level":      (*Server).cmdSetThinkingLevel,
 		"cycle_thinking_level":    (*Server).cmdCycleThinkingLevel,
+		"get_available_models":    (*Server).cmdGetAvailableModels,
+		"set_model":               (*Server).cmdSetModel,
+		"cycle_model":             (*Server).cmdCycleModel,
 	}
 	for _, name := range []string{
-		"new_session", "set_todos", "set_host_tools", "set_model", "cycle_model",
-		"get_available_models", "compact",
+		"new_session", "set_todos", "set_host_tools", "compact",
 		"set_auto_compaction",
 		"get_session_stats", "export_html", "switch_session", "branch", "get_branch_messages",
 	} {

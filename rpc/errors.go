@@ -13,6 +13,12 @@ var ErrOutputClosed = errors.New("stdout closed")
 // errNotYet marks a protocol command this build does not implement yet.
 var errNotYet = errors.New("not supported yet")
 
+// Model selection failures; the texts are the original's.
+var (
+	errModelNotFound = errors.New("Model not found")
+	errNoAPIKey      = errors.New("No API key")
+)
+
 // wireSentinels are the errors whose text is a fixed wire string.
 var wireSentinels = []error{
 	engine.ErrBusy,

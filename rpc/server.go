@@ -30,6 +30,11 @@ type Options struct {
 	// ShutdownGrace bounds how long a signal waits for the aborted run to
 	// wind down before exiting anyway.
 	ShutdownGrace time.Duration
+	// Models is the model registry for the model commands; nil: only the
+	// session's model exists (get_available_models answers []).
+	Models Models
+	// Scoped are the --models entries cycle_model walks (when any has a key).
+	Scoped []ScopedModel
 	// GrowOutput, if set, is called once before the first large frame (the
 	// CLI enlarges the stdout pipe there).
 	GrowOutput func()
