@@ -147,6 +147,9 @@ func (s *Session) retryStage(r *run, aborted bool) *postRun {
 		delay = ra
 	}
 	s.emit(AutoRetryStart{Attempt: attempt, MaxAttempts: DefaultMaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: msg.ErrorMessage})
+	// Hosts that show extension UI but not retry events still tell their
+	// user why nothing happens for a while.
+	s.notify("warning", fmt.Sprintf("Retrying in %s (attempt %d of %d): %s", humanDelay(delay), attempt, DefaultMaxRetries, msg.ErrorMessage))
 	// The failed message leaves the context (the record keeps it): the next
 	// attempt asks again from the same user message.
 	s.rec.hideLast()
@@ -231,4 +234,13 @@ func (s *Session) stallError() error {
 	}
 	return &ProviderError{Kind: ErrorTransport, Err: errStalled,
 		Message: fmt.Sprintf("stream stall: the provider sent nothing for %gs", idle.Seconds())}
+}
+
+// humanDelay writes a retry delay the way a person reads it: "2s",
+// "250ms", "1m30s".
+func humanDelay(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
