@@ -320,6 +320,7 @@ func (s *Session) State() State {
 		AutoCompactionEnabled: true,
 		MessageCount:          len(s.rec.context),
 		QueuedMessageCount:    len(s.steering) + len(s.followUps),
+		PendingMessageCount:   len(s.steering) + len(s.followUps),
 		TodoPhases:            s.todos,
 		SystemPrompt:          s.set.systemPrompt,
 		DumpTools:             make([]ToolDump, 0, len(s.set.tools)),

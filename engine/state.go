@@ -18,9 +18,12 @@ type State struct {
 	AutoCompactionEnabled bool          `json:"autoCompactionEnabled"`
 	MessageCount          int           `json:"messageCount"`
 	QueuedMessageCount    int           `json:"queuedMessageCount"`
-	TodoPhases            []TodoPhase   `json:"todoPhases"`
-	SystemPrompt          string        `json:"systemPrompt"`
-	DumpTools             []ToolDump    `json:"dumpTools"`
+	// PendingMessageCount is pi's name for QueuedMessageCount; both are
+	// sent so every host's typed state is whole.
+	PendingMessageCount int         `json:"pendingMessageCount"`
+	TodoPhases          []TodoPhase `json:"todoPhases"`
+	SystemPrompt        string      `json:"systemPrompt"`
+	DumpTools           []ToolDump  `json:"dumpTools"`
 }
 
 // TodoPhase is a named group of todo tasks.

@@ -41,6 +41,7 @@ func appendState(dst []byte, st State, c *stateCache, version uint64) []byte {
 	dst = appendBoolField(dst, "autoCompactionEnabled", st.AutoCompactionEnabled)
 	dst = appendIntField(dst, "messageCount", int64(st.MessageCount))
 	dst = appendIntField(dst, "queuedMessageCount", int64(st.QueuedMessageCount))
+	dst = appendIntField(dst, "pendingMessageCount", int64(st.PendingMessageCount))
 	if len(st.TodoPhases) == 0 {
 		dst = appendRawField(dst, "todoPhases", []byte("[]"))
 	} else {

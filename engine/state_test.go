@@ -145,7 +145,7 @@ func TestAppendStateNilTodoPhases(t *testing.T) {
 	t.Parallel()
 	var c stateCache
 	got := appendState(nil, State{DumpTools: []ToolDump{}}, &c, 0)
-	want := `{"isStreaming":false,"isCompacting":false,"steeringMode":"","followUpMode":"","interruptMode":"","sessionId":"","autoCompactionEnabled":false,"messageCount":0,"queuedMessageCount":0,"todoPhases":[],"systemPrompt":"","dumpTools":[]}`
+	want := `{"isStreaming":false,"isCompacting":false,"steeringMode":"","followUpMode":"","interruptMode":"","sessionId":"","autoCompactionEnabled":false,"messageCount":0,"queuedMessageCount":0,"pendingMessageCount":0,"todoPhases":[],"systemPrompt":"","dumpTools":[]}`
 	if string(got) != want {
 		t.Fatalf("got %s\nwant %s", got, want)
 	}

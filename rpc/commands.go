@@ -40,11 +40,17 @@ func init() {
 		"get_available_models":    (*Server).cmdGetAvailableModels,
 		"set_model":               (*Server).cmdSetModel,
 		"cycle_model":             (*Server).cmdCycleModel,
+		"get_branch_messages":     (*Server).cmdGetBranchMessages,
+		"get_fork_messages":       (*Server).cmdGetForkMessages,
+		"get_session_stats":       (*Server).cmdGetSessionStats,
+		"get_messages_page":       (*Server).cmdGetMessagesPage,
+		"get_commands":            (*Server).cmdGetCommands,
+		"get_available_commands":  (*Server).cmdGetCommands,
 	}
 	for _, name := range []string{
 		"new_session", "set_todos", "set_host_tools", "compact",
 		"set_auto_compaction",
-		"get_session_stats", "export_html", "switch_session", "branch", "get_branch_messages",
+		"export_html", "switch_session", "branch", "fork", "clone",
 	} {
 		handlers[name] = (*Server).notYet
 	}

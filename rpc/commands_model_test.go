@@ -13,7 +13,7 @@ type stubModels struct {
 	keyed  map[string]bool // provider -> has a key
 }
 
-func (m stubModels) Available() []engine.Model { return m.models }
+func (m stubModels) Available() []engine.Model  { return m.models }
 func (m stubModels) HasKey(x engine.Model) bool { return m.keyed[x.Provider] }
 
 func model(provider, id string, reasoning bool) engine.Model {

@@ -411,6 +411,24 @@ func (s *Server) fail(c *command, err error) {
 	s.response(c.id, quote(c.typ), false, nil, wireError(err))
 }
 
+// failCode answers a failure with a machine-readable code beside the text
+// (omp's get_messages_page: "session_busy").
+func (s *Server) failCode(c *command, err error, code string) {
+	bp := s.out.buf()
+	b := append(*bp, '{')
+	if c.id != nil {
+		b = append(append(append(b, `"id":`...), c.id...), ',')
+	}
+	b = append(b, `"type":"response","command":`...)
+	b = append(b, quote(c.typ)...)
+	b = append(b, `,"success":false,"error":`...)
+	b = engine.AppendJSONString(b, wireError(err))
+	b = append(b, `,"code":`...)
+	b = engine.AppendJSONString(b, code)
+	*bp = append(b, '}', '\n')
+	s.out.send(bp)
+}
+
 // parseError is the uncorrelated failure frame for unusable input.
 func (s *Server) parseError(msg string) {
 	s.response(nil, quote("parse"), false, nil, "Failed to parse command: "+msg)
