@@ -40,7 +40,13 @@ func classify(err error, host, model string) error {
 		// A JSON line whose fields do not have Ollama's types: the stream is
 		// corrupt (a proxy, a truncated write), not the model's fault.
 		pe.Kind = engine.ErrorTransport
-		pe.Message = "ollama: malformed stream line: " + err.Error()
+		pe.Message = "ollama: malformed stream line"
+		if typ != nil {
+			// json's own text names the api's internal types; say which field.
+			pe.Message += fmt.Sprintf(": %q is a JSON %s", typ.Field, typ.Value)
+		} else {
+			pe.Message += ": " + syn.Error()
+		}
 	case errors.As(err, &ae):
 		// Only a server that requires signing (ollama.com, or OLLAMA_AUTH)
 		// answers 401.
