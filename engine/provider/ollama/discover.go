@@ -3,6 +3,7 @@ package ollama
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -72,7 +73,15 @@ func (d Discovery) Run(ctx context.Context) ([]engine.Model, error) {
 	}
 	client := api.NewClient(base, hc)
 	list, err := client.List(ctx)
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded):
+		// A server that accepts the connection and says nothing (wedged, or
+		// not Ollama) is as unavailable as one that is not there.
+		return nil, &engine.ProviderError{Kind: engine.ErrorTransport, Message: fmt.Sprintf("ollama: no answer from %s in time", base), Err: err}
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	default:
 		return nil, classify(err, base.String(), "")
 	}
 
