@@ -76,7 +76,9 @@ func convertMessage(m engine.Message) (api.Message, bool, error) {
 }
 
 // userLike converts text and image blocks; images travel as raw bytes
-// (the api encodes them as base64 again on the wire).
+// (the api encodes them as base64 again on the wire). Ollama's content is
+// one string, so several text blocks (the engine merges consecutive user
+// messages into one) are joined by newlines to keep them apart.
 func userLike(role string, blocks []engine.ContentBlock) (api.Message, error) {
 	am := api.Message{Role: role}
 	var text strings.Builder
@@ -105,8 +107,14 @@ func assistant(m *engine.AssistantMessage) (api.Message, error) {
 	for _, b := range m.Content {
 		switch b.Type {
 		case engine.BlockText:
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
 			text.WriteString(b.Text)
 		case engine.BlockThinking:
+			if thinking.Len() > 0 {
+				thinking.WriteByte('\n')
+			}
 			thinking.WriteString(b.Thinking)
 		case engine.BlockToolCall:
 			args := api.NewToolCallFunctionArguments()

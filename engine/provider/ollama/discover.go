@@ -49,6 +49,10 @@ func Discover(ctx context.Context, client *http.Client, host string) ([]engine.M
 // cannot be had in time is listed with the defaults (no reasoning, text
 // input, a 128000-token context window). Models that cannot chat
 // (embedding models) are left out. The models come in /api/tags order.
+//
+// The whole run is bounded by ctx's deadline when it has one, else by
+// d.Timeout; a server that does not answer /api/tags in time is a
+// transport failure like one that is not there.
 func (d Discovery) Run(ctx context.Context) ([]engine.Model, error) {
 	host := d.Host
 	if host == "" {

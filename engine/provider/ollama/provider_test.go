@@ -262,7 +262,7 @@ func TestStreamMessages(t *testing.T) {
 			&engine.ToolResultMessage{ToolCallID: "call_0", ToolName: "read", Content: []engine.ContentBlock{engine.TextBlock("binary")}},
 			&engine.DeveloperMessage{Content: []engine.ContentBlock{engine.TextBlock("Be brief.")}},
 			&engine.AssistantMessage{Content: []engine.ContentBlock{engine.TextBlock("A PNG.")}},
-			userText("Thanks"),
+			&engine.UserMessage{Content: []engine.ContentBlock{engine.TextBlock("Thanks"), engine.TextBlock("Bye")}},
 		},
 	}
 	if _, err := stream(t.Context(), req); err != nil {
@@ -289,7 +289,7 @@ func TestStreamMessages(t *testing.T) {
 		{Role: "tool", Content: "binary", ToolName: "read", ToolCallID: "call_0"},
 		{Role: "user", Content: "Be brief."},
 		{Role: "assistant", Content: "A PNG."},
-		{Role: "user", Content: "Thanks"},
+		{Role: "user", Content: "Thanks\nBye"},
 	}
 	if !slices.Equal(have, want) {
 		t.Errorf("messages:\n%+v\nwant:\n%+v", have, want)
@@ -599,5 +599,34 @@ func TestStreamCallbackError(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d events delivered, want 2 (start, first delta)", n)
+	}
+}
+
+func TestStreamBadRequest(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		msg  engine.Message
+		want string
+	}{
+		{"image not base64", &engine.UserMessage{Content: []engine.ContentBlock{{Type: engine.BlockImage, MimeType: "image/png", Data: "%%%"}}},
+			"ollama: image block (image/png): illegal base64 data at input byte 0"},
+		{"tool call arguments not an object", &engine.AssistantMessage{Content: []engine.ContentBlock{{Type: engine.BlockToolCall, ID: "c1", Name: "ls", Arguments: []byte(`[1]`)}}},
+			"ollama: tool call c1 (ls) arguments: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := ollamatest.NewServer(ollamatest.Script{})
+			t.Cleanup(srv.Close)
+			_, err := stream(t.Context(), &engine.Request{Model: testModel(srv.URL), Messages: []engine.Message{tt.msg}})
+			var pe *engine.ProviderError
+			if !errors.As(err, &pe) || pe.Kind != engine.ErrorOther || !strings.HasPrefix(pe.Message, tt.want) {
+				t.Errorf("err = %v, want kind other with message %q...", err, tt.want)
+			}
+			if n := len(srv.Requests()); n != 0 {
+				t.Errorf("%d requests sent", n)
+			}
+		})
 	}
 }
