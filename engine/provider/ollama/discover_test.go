@@ -81,19 +81,23 @@ func TestDiscoverFailures(t *testing.T) {
 	t.Cleanup(stalled.Close)
 	failing := ollamatest.NewServer(ollamatest.Script{Tags: &ollamatest.Reply{Status: 500, Error: "boom"}})
 	t.Cleanup(failing.Close)
+	notOllama := ollamatest.NewServer(ollamatest.Script{Tags: &ollamatest.Reply{Status: 404, Body: "404 page not found"}})
+	t.Cleanup(notOllama.Close)
 
 	tests := []struct {
 		name string
 		d    ollama.Discovery
 		ctx  func() (context.Context, context.CancelFunc)
 		kind engine.ErrorKind
+		msg  string // "" when not checked
 	}{
-		{"dead host", ollama.Discovery{Host: deadURL}, nil, engine.ErrorTransport},
-		{"tags stall, own timeout", ollama.Discovery{Host: stalled.URL, Timeout: 100 * time.Millisecond}, nil, engine.ErrorTransport},
+		{"dead host", ollama.Discovery{Host: deadURL}, nil, engine.ErrorTransport, `could not reach Ollama at ` + deadURL + `: is "ollama serve" running?`},
+		{"tags stall, own timeout", ollama.Discovery{Host: stalled.URL, Timeout: 100 * time.Millisecond}, nil, engine.ErrorTransport, "ollama: no answer from " + stalled.URL + " in time"},
 		{"tags stall, ctx deadline", ollama.Discovery{Host: stalled.URL}, func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.Background(), 100*time.Millisecond)
-		}, engine.ErrorTransport},
-		{"tags error", ollama.Discovery{Host: failing.URL}, nil, engine.ErrorOverloaded},
+		}, engine.ErrorTransport, ""},
+		{"tags error", ollama.Discovery{Host: failing.URL}, nil, engine.ErrorOverloaded, "500 boom"},
+		{"not an Ollama", ollama.Discovery{Host: notOllama.URL}, nil, engine.ErrorOther, "404 404 page not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,8 +116,8 @@ func TestDiscoverFailures(t *testing.T) {
 			if models != nil || !errors.As(err, &pe) {
 				t.Fatalf("Run = %v, %v; want a *engine.ProviderError", models, err)
 			}
-			if pe.Kind != tt.kind {
-				t.Errorf("kind %v (%v), want %v", pe.Kind, err, tt.kind)
+			if pe.Kind != tt.kind || (tt.msg != "" && pe.Message != tt.msg) {
+				t.Errorf("kind %v message %q, want %v %q", pe.Kind, pe.Message, tt.kind, tt.msg)
 			}
 		})
 	}

@@ -27,7 +27,8 @@ var overflow = regexp.MustCompile(`(?i)exceeds (the |maximum )?context length`)
 
 // classify turns an error of the api client into an *engine.ProviderError.
 // host names the server in transport messages; model names the model in
-// the not-found message.
+// the not-found message ("" for requests about no model, where a 404 means
+// the host is not an Ollama).
 func classify(err error, host, model string) error {
 	pe := &engine.ProviderError{Kind: engine.ErrorOther, Err: err}
 	var se api.StatusError
@@ -56,7 +57,7 @@ func classify(err error, host, model string) error {
 		pe.Status = se.StatusCode
 		pe.Message = statusMessage(se)
 		switch {
-		case se.StatusCode == http.StatusNotFound:
+		case se.StatusCode == http.StatusNotFound && model != "":
 			pe.Message = fmt.Sprintf("model %q not found; run: ollama pull %s", model, model)
 		case se.StatusCode == http.StatusTooManyRequests:
 			pe.Kind = engine.ErrorRateLimit
@@ -88,8 +89,8 @@ func classify(err error, host, model string) error {
 }
 
 // statusMessage keeps Ollama's own wording ("server busy, please try
-// again.  maximum pending requests exceeded") and adds the status only
-// when the body had no message (a proxy's HTML page, say).
+// again.  maximum pending requests exceeded", or a proxy's whole body)
+// after the status code, which a host's retry rules also recognise.
 func statusMessage(se api.StatusError) string {
 	msg := strings.TrimSpace(se.ErrorMessage)
 	if msg == "" {
