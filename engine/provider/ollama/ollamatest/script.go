@@ -69,13 +69,14 @@ type Line struct {
 	raw   []byte
 }
 
-// Created is the created_at of every chunk the server completes, so
-// replies are byte-for-byte repeatable.
-var Created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+// created is the created_at of every chunk the server completes
+// (2026-01-02T03:04:05Z), and the modified_at of every model, so replies
+// are byte-for-byte repeatable.
+var created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // Chunk is a line holding r, written as Ollama's server writes it
 // (json.Marshal of api.ChatResponse) with Model set to the request's model
-// and CreatedAt to Created.
+// and CreatedAt to 2026-01-02T03:04:05Z.
 func Chunk(r api.ChatResponse) Line { return Line{chunk: &r} }
 
 // Raw is a line written exactly as s (without its newline): a malformed
@@ -143,7 +144,7 @@ func (l Line) bytes(model string) []byte {
 		c.Model = model
 	}
 	if c.CreatedAt.IsZero() {
-		c.CreatedAt = Created
+		c.CreatedAt = created
 	}
 	b, err := json.Marshal(c)
 	if err != nil {

@@ -124,7 +124,7 @@ func (s *Server) tags(w http.ResponseWriter, r *http.Request) {
 		list.Models = append(list.Models, api.ListModelResponse{
 			Name:       m.Name,
 			Model:      m.Name,
-			ModifiedAt: Created,
+			ModifiedAt: created,
 			Size:       2019393189,
 			Digest:     "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
 			Details:    m.details(),
@@ -159,7 +159,7 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 		resp := api.ShowResponse{
 			Details:    m.details(),
 			ModelInfo:  info,
-			ModifiedAt: Created,
+			ModifiedAt: created,
 		}
 		for _, c := range m.Capabilities {
 			resp.Capabilities = append(resp.Capabilities, model.Capability(c))
