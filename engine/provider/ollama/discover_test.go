@@ -1,0 +1,124 @@
+package ollama_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider/ollama"
+	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
+)
+
+func TestDiscover(t *testing.T) {
+	t.Parallel()
+	srv := ollamatest.NewServer(ollamatest.Script{Models: []ollamatest.Model{
+		{Name: "qwen3:8b", Capabilities: []string{"completion", "tools", "thinking"}, Architecture: "qwen3", ContextLength: 40960},
+		{Name: "llava:7b", Capabilities: []string{"completion", "vision"}, ContextLength: 4096},
+		{Name: "gpt-oss:20b", Capabilities: []string{"completion", "tools", "thinking"}, Architecture: "gptoss", ContextLength: 131072},
+		{Name: "mybot:latest", Capabilities: []string{"completion", "thinking"}, Architecture: "gptoss", ContextLength: 131072},
+		{Name: "nomic-embed-text:latest", Capabilities: []string{"embedding"}, Architecture: "nomic-bert", ContextLength: 2048},
+		{Name: "nolen:latest", Capabilities: []string{"completion"}},
+		{Name: "broken:latest", Show: &ollamatest.Reply{Status: 500, Error: "boom"}},
+		{Name: "slow:latest", Capabilities: []string{"completion", "thinking"}, Show: &ollamatest.Reply{End: ollamatest.EndStall}},
+	}})
+	t.Cleanup(srv.Close)
+	start := time.Now()
+	models, err := ollama.Discovery{Host: srv.URL, ShowTimeout: 100 * time.Millisecond}.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("discovery took %v", d)
+	}
+	base := func(m engine.Model) engine.Model {
+		m.API, m.Provider, m.BaseURL = "ollama", "ollama", srv.URL
+		m.Name = m.ID
+		if m.Input == nil {
+			m.Input = []string{"text"}
+		}
+		return m
+	}
+	bool1 := &engine.ModelThinking{MinLevel: "high", MaxLevel: "high", Mode: "effort"}
+	levels := &engine.ModelThinking{MinLevel: "low", MaxLevel: "high", Mode: "effort"}
+	want := []engine.Model{
+		base(engine.Model{ID: "qwen3:8b", Reasoning: true, Thinking: bool1, ContextWindow: 40960, MaxTokens: 8192}),
+		base(engine.Model{ID: "llava:7b", Input: []string{"text", "image"}, ContextWindow: 4096, MaxTokens: 4096}),
+		base(engine.Model{ID: "gpt-oss:20b", Reasoning: true, Thinking: levels, ContextWindow: 131072, MaxTokens: 8192}),
+		base(engine.Model{ID: "mybot:latest", Reasoning: true, Thinking: levels, ContextWindow: 131072, MaxTokens: 8192, Compat: json.RawMessage(`{"thinkLevels":true}`)}),
+		base(engine.Model{ID: "nolen:latest", ContextWindow: 128000, MaxTokens: 8192}),
+		base(engine.Model{ID: "broken:latest", ContextWindow: 128000, MaxTokens: 8192}),
+		base(engine.Model{ID: "slow:latest", ContextWindow: 128000, MaxTokens: 8192}),
+	}
+	got, _ := json.Marshal(models)
+	exp, _ := json.Marshal(want)
+	if string(got) != string(exp) {
+		t.Errorf("models:\n%s\nwant:\n%s", got, exp)
+	}
+}
+
+func TestDiscoverEmpty(t *testing.T) {
+	t.Parallel()
+	srv := ollamatest.NewServer(ollamatest.Script{})
+	t.Cleanup(srv.Close)
+	models, err := ollama.Discover(t.Context(), nil, srv.URL)
+	if err != nil || len(models) != 0 {
+		t.Errorf("Discover = %v, %v; want no models and no error", models, err)
+	}
+}
+
+func TestDiscoverFailures(t *testing.T) {
+	t.Parallel()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+
+	stalled := ollamatest.NewServer(ollamatest.Script{Tags: &ollamatest.Reply{End: ollamatest.EndStall}})
+	t.Cleanup(stalled.Close)
+	failing := ollamatest.NewServer(ollamatest.Script{Tags: &ollamatest.Reply{Status: 500, Error: "boom"}})
+	t.Cleanup(failing.Close)
+	notOllama := ollamatest.NewServer(ollamatest.Script{Tags: &ollamatest.Reply{Status: 404, Body: "404 page not found"}})
+	t.Cleanup(notOllama.Close)
+
+	tests := []struct {
+		name string
+		d    ollama.Discovery
+		ctx  func() (context.Context, context.CancelFunc)
+		kind engine.ErrorKind
+		msg  string // "" when not checked
+	}{
+		{"dead host", ollama.Discovery{Host: deadURL}, nil, engine.ErrorTransport, `could not reach Ollama at ` + deadURL + `: is "ollama serve" running?`},
+		{"tags stall, own timeout", ollama.Discovery{Host: stalled.URL, Timeout: 100 * time.Millisecond}, nil, engine.ErrorTransport, "ollama: no answer from " + stalled.URL + " in time"},
+		{"tags stall, ctx deadline", ollama.Discovery{Host: stalled.URL}, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 100*time.Millisecond)
+		}, engine.ErrorTransport, ""},
+		{"tags error", ollama.Discovery{Host: failing.URL}, nil, engine.ErrorOverloaded, "500 boom"},
+		{"not an Ollama", ollama.Discovery{Host: notOllama.URL}, nil, engine.ErrorOther, "404 404 page not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := t.Context(), context.CancelFunc(func() {})
+			if tt.ctx != nil {
+				ctx, cancel = tt.ctx()
+			}
+			defer cancel()
+			start := time.Now()
+			models, err := tt.d.Run(ctx)
+			if d := time.Since(start); d > 1500*time.Millisecond {
+				t.Errorf("took %v", d)
+			}
+			var pe *engine.ProviderError
+			if models != nil || !errors.As(err, &pe) {
+				t.Fatalf("Run = %v, %v; want a *engine.ProviderError", models, err)
+			}
+			if pe.Kind != tt.kind || (tt.msg != "" && pe.Message != tt.msg) {
+				t.Errorf("kind %v message %q, want %v %q", pe.Kind, pe.Message, tt.kind, tt.msg)
+			}
+		})
+	}
+}
