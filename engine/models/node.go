@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -261,6 +262,14 @@ func fromYAML(file string, y *yaml.Node, depth int) (*node, error) {
 			k, v := y.Content[i], y.Content[i+1]
 			if k.Kind != yaml.ScalarNode {
 				return nil, &ConfigError{File: file, Line: k.Line, Msg: "syntax error: a mapping key must be a scalar"}
+			}
+			// YAML forbids duplicate keys (JSON.parse keeps the last); say
+			// where the first one is rather than dropping it silently.
+			for j, seen := range n.keys {
+				if seen == k.Value {
+					return nil, &ConfigError{File: file, Line: k.Line,
+						Msg: fmt.Sprintf("syntax error: mapping key %q already defined at line %d", k.Value, n.klns[j])}
+				}
 			}
 			vn, err := fromYAML(file, v, depth+1)
 			if err != nil {
