@@ -511,6 +511,37 @@ next:
 	return out
 }
 
+// Providers lists the provider names the registry knows, in registry
+// order: those of its models, then configured or discoverable providers
+// that have no model yet. The CLI's --provider is checked against it.
+func (r *Registry) Providers() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := []string{}
+	seen := map[string]bool{}
+	addName := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, m := range r.models {
+		addName(m.Provider)
+	}
+	for _, d := range r.discoveries {
+		addName(d.Provider)
+	}
+	names := make([]string, 0, len(r.providers))
+	for name := range r.providers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		addName(name)
+	}
+	return out
+}
+
 // Discoveries lists the providers whose models are found at run time: those
 // models.yml gives a discovery block, then the implicit local providers
 // (ollama, llama.cpp, lm-studio, with their *_BASE_URL overrides) that the

@@ -393,3 +393,15 @@ func ExampleRegistry_Resolve() {
 	fmt.Println(m.Provider + "/" + m.ID)
 	// Output: anthropic/claude-sonnet-4-5
 }
+
+func TestProviders(t *testing.T) {
+	const yml = `providers:
+  zeta: {apiKey: ZETA_KEY}
+  my-vllm: {api: openai-completions, discovery: {type: openai-compat}, baseUrl: http://x}
+`
+	r := load(t, nil, map[string]string{"models.yml": yml})
+	want := []string{"anthropic", "openai", "my-vllm", "ollama", "llama.cpp", "lm-studio", "zeta"}
+	if got := r.Providers(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Providers: %v", got)
+	}
+}
