@@ -11,7 +11,6 @@ import (
 // providerConfig is one entry of "providers" in models.json or models.yml.
 type providerConfig struct {
 	name       string
-	file       string
 	baseURL    string
 	api        string
 	apiKey     string // as written: an env var name, a literal or "!command"
@@ -137,7 +136,7 @@ func (p *configParser) parseProvider(name string, line int, n *node) (*providerC
 	if err := p.want(n, at, kindMap); err != nil {
 		return nil, err
 	}
-	pc := &providerConfig{name: name, file: p.file}
+	pc := &providerConfig{name: name}
 	var err error
 	var modelsNode *node
 	hasOverrides := false

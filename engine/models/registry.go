@@ -265,8 +265,8 @@ func mergeCompat(base json.RawMessage, over *node) json.RawMessage {
 
 // Add inserts models found at run time (Ollama discovery), or replaces
 // those with the same provider and id, keeping registry order. Missing
-// fields get the custom-model defaults, the provider's modelOverrides
-// apply, and headers given on a model are kept for Headers but not shown
+// fields get the custom-model defaults, a configured provider's api,
+// baseUrl and compat apply, then its modelOverrides, and headers given on a model are kept for Headers but not shown
 // in the model. Safe to call while other goroutines read.
 func (r *Registry) Add(models ...engine.Model) {
 	r.mu.Lock()
@@ -282,6 +282,17 @@ func (r *Registry) Add(models ...engine.Model) {
 		}
 		m.Headers = nil
 		if pc := r.providers[m.Provider]; pc != nil {
+			// The user's configuration of the provider is the later word:
+			// its compat keys win over what discovery reported.
+			if m.API == "" {
+				m.API = pc.api
+			}
+			if m.BaseURL == "" {
+				m.BaseURL = pc.baseURL
+			}
+			if pc.compat != nil {
+				m.Compat = mergeCompat(m.Compat, pc.compat)
+			}
 			for _, ov := range pc.overrides {
 				if ov.id == m.ID {
 					m = r.patch(m, ov)

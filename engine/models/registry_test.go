@@ -337,6 +337,7 @@ func TestAddReplacesAndAppliesOverrides(t *testing.T) {
     baseUrl: http://127.0.0.1:11434
     auth: none
     discovery: {type: ollama}
+    compat: {thinkLevels: true}
     modelOverrides:
       qwen3:8b: {name: Qwen 3, contextWindow: 8192}
 `
@@ -346,6 +347,9 @@ func TestAddReplacesAndAppliesOverrides(t *testing.T) {
 	all := r.All()[len(catalog):]
 	if len(all) != 2 || all[0].Name != "A2" || all[1].Name != "Qwen 3" || all[1].ContextWindow != 8192 {
 		t.Errorf("after Add: %+v", all)
+	}
+	if a := all[0]; a.API != "openai-responses" || a.BaseURL != "http://127.0.0.1:11434" || string(a.Compat) != `{"thinkLevels":true}` {
+		t.Errorf("provider configuration not applied: %+v", a)
 	}
 	if !reflect.DeepEqual(all[0].Headers, map[string]string{"X-Plain": "v"}) {
 		t.Errorf("wire headers of an added model: %v", all[0].Headers)
