@@ -163,8 +163,8 @@ func (r *Registry) build(cfgs []*providerConfig) {
 		if url == "" {
 			url = lp.url
 		}
-		typ := lp.name
-		r.discoveries = append(r.discoveries, Discovery{Provider: lp.name, Type: typ, API: lp.api, BaseURL: url, Implicit: true})
+		// Each local provider is discovered the way its name says.
+		r.discoveries = append(r.discoveries, Discovery{Provider: lp.name, Type: lp.name, API: lp.api, BaseURL: url, Implicit: true})
 	}
 	for i := range r.models {
 		r.models[i] = r.finish(r.models[i])
