@@ -11,6 +11,7 @@ require (
 	github.com/sebdah/goldie/v2 v2.8.0
 	github.com/spf13/cobra v1.10.2
 	github.com/tidwall/gjson v1.20.4
+	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/text v0.30.0
 )
 
