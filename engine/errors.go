@@ -21,3 +21,11 @@ var (
 // ErrMessageRole: a message to decode has no role, or not the role of the
 // type it is decoded into.
 var ErrMessageRole = errors.New("engine: bad message role")
+
+// NoAPIKeyError: a prompt for a model whose provider has no key. Its text
+// is the original's.
+type NoAPIKeyError struct{ Provider string }
+
+func (e *NoAPIKeyError) Error() string {
+	return "No API key found for " + e.Provider + ".\n\nUse /login, set an API key environment variable, or create ~/.xcsh/agent/models.json"
+}

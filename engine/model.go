@@ -121,12 +121,30 @@ func SupportedEfforts(m Model) []ThinkingLevel {
 	return append([]ThinkingLevel(nil), efforts[lo:hi+1]...)
 }
 
+// ThinkingPolicy says which efforts a model supports and how a requested
+// level maps onto them. The default (RangePolicy) uses the model's declared
+// range; cmd/xcsh wires the registry's per-family rules (agent-core §9.2),
+// which know models whose efforts are not a range.
+type ThinkingPolicy interface {
+	SupportedEfforts(m Model) []ThinkingLevel
+	Clamp(m Model, l ThinkingLevel) ThinkingLevel
+}
+
+// RangePolicy is the ThinkingPolicy of ClampThinking and SupportedEfforts.
+type RangePolicy struct{}
+
+// SupportedEfforts implements ThinkingPolicy.
+func (RangePolicy) SupportedEfforts(m Model) []ThinkingLevel { return SupportedEfforts(m) }
+
+// Clamp implements ThinkingPolicy.
+func (RangePolicy) Clamp(m Model, l ThinkingLevel) ThinkingLevel { return ClampThinking(m, l) }
+
 // NextThinkingLevel is cycle_thinking_level's step (agent-core §9.3): over
 // ["off", supported efforts...], from the current level ("inherit" counts
 // as off; an unset level starts at off). ok is false for a model without
 // reasoning.
-func NextThinkingLevel(m Model, cur ThinkingLevel) (next ThinkingLevel, ok bool) {
-	order := append([]ThinkingLevel{ThinkingOff}, SupportedEfforts(m)...)
+func NextThinkingLevel(p ThinkingPolicy, m Model, cur ThinkingLevel) (next ThinkingLevel, ok bool) {
+	order := append([]ThinkingLevel{ThinkingOff}, p.SupportedEfforts(m)...)
 	if len(order) == 1 {
 		return "", false
 	}

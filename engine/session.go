@@ -18,17 +18,22 @@ type Config struct {
 	Model         *Model // nil: no model selected (prompts fail with ErrNoModel)
 	ThinkingLevel ThinkingLevel
 	Tools         []Tool
-	Validator     Validator // nil: arguments are not validated
-	Shell         Shell     // nil: the RPC bash command is unavailable
-	Host          HostLink  // nil: nothing can be asked of the host
-	Store         Store     // nil: a MemoryStore
-	SystemPrompt  string
-	Clock         Clock
-	IDs           IDSource
-	Sink          Sink
-	Log           io.Writer // diagnostics (store failures); nil discards
-	SessionID     string
-	SessionFile   string // "" for an in-memory session
+	Validator     Validator      // nil: arguments are not validated
+	Shell         Shell          // nil: the RPC bash command is unavailable
+	Host          HostLink       // nil: nothing can be asked of the host
+	Thinking      ThinkingPolicy // nil: RangePolicy
+	// HasKey reports whether a model's provider can be called (a key, or
+	// none needed); nil means every provider can. A prompt for a model
+	// without one fails before the run starts, as the original's does.
+	HasKey       func(Model) bool
+	Store        Store // nil: a MemoryStore
+	SystemPrompt string
+	Clock        Clock
+	IDs          IDSource
+	Sink         Sink
+	Log          io.Writer // diagnostics (store failures); nil discards
+	SessionID    string
+	SessionFile  string // "" for an in-memory session
 	// StreamIdleTimeout ends a model call that sends nothing for this long
 	// with a retryable error; 0 means DefaultStreamIdleTimeout, negative
 	// disables the watchdog.
@@ -115,6 +120,9 @@ func New(cfg Config) *Session {
 	if cfg.SessionID == "" {
 		cfg.SessionID = cfg.IDs.NewID("session")
 	}
+	if cfg.Thinking == nil {
+		cfg.Thinking = RangePolicy{}
+	}
 	if cfg.RetryBaseDelay <= 0 {
 		cfg.RetryBaseDelay = DefaultRetryBase
 	}
@@ -137,7 +145,7 @@ func New(cfg Config) *Session {
 		interruptMode: ModeWait,
 	}
 	if cfg.Model != nil {
-		s.set.thinking = ClampThinking(*cfg.Model, cfg.ThinkingLevel)
+		s.set.thinking = cfg.Thinking.Clamp(*cfg.Model, cfg.ThinkingLevel)
 	}
 	return s
 }
@@ -239,6 +247,9 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 	}
 	if s.set.model == nil {
 		return ErrNoModel
+	}
+	if s.cfg.HasKey != nil && !s.cfg.HasKey(*s.set.model) {
+		return &NoAPIKeyError{Provider: s.set.model.Provider}
 	}
 	s.startRun([]Message{msg})
 	return nil

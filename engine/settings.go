@@ -23,7 +23,7 @@ func (s *Session) SetModel(m Model) {
 	s.set.model = &m
 	s.set.version++
 	s.appendEntry(&Entry{Type: EntryModelChange, Model: m.Provider + "/" + m.ID})
-	if l := ClampThinking(m, s.set.thinking); l != s.set.thinking {
+	if l := s.cfg.Thinking.Clamp(m, s.set.thinking); l != s.set.thinking {
 		s.set.thinking = l
 		s.appendEntry(&Entry{Type: EntryThinkingLevelChange, ThinkingLevel: l})
 	}
@@ -40,7 +40,7 @@ func (s *Session) SetThinkingLevel(l ThinkingLevel) ThinkingLevel {
 	case l == "inherit":
 		l = ""
 	case s.set.model != nil:
-		l = ClampThinking(*s.set.model, l)
+		l = s.cfg.Thinking.Clamp(*s.set.model, l)
 	}
 	if l == s.set.thinking {
 		return l
@@ -58,7 +58,7 @@ func (s *Session) CycleThinkingLevel() (ThinkingLevel, bool) {
 	if s.set.model == nil {
 		return "", false
 	}
-	next, ok := NextThinkingLevel(*s.set.model, s.set.thinking)
+	next, ok := NextThinkingLevel(s.cfg.Thinking, *s.set.model, s.set.thinking)
 	if !ok {
 		return "", false
 	}

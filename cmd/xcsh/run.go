@@ -18,7 +18,6 @@ import (
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
-	"github.com/xcsh-go/xcsh/fakeprovider"
 	"github.com/xcsh-go/xcsh/rpc"
 )
 
@@ -156,12 +155,16 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		ids = &engine.RandomIDs{Clock: clock}
 	}
 
-	provider, model, err := resolveModel(o, stderr)
+	ms, err := setupModels(o, os.Getenv, deterministic, stderr)
 	if err != nil {
 		return err
 	}
+	defer ms.discovery.Wait()
 
 	thinking := engine.ThinkingXHigh // the original's default, clamped to the model
+	if ms.thinking != "" {
+		thinking = ms.thinking // a ":level" suffix of --model
+	}
 	if o.thinking != "" {
 		if l, ok := engine.ParseEffort(o.thinking); ok {
 			thinking = l
@@ -204,6 +207,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	})
 
 	srv := rpc.NewServer(stdout, rpc.Options{
+		Models: registryModels{ms.reg}, Scoped: ms.scoped,
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
 			if f, ok := stdout.(*os.File); ok {
@@ -212,7 +216,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		},
 	})
 	sess := engine.New(engine.Config{
-		Provider: provider, Model: model, ThinkingLevel: thinking, Tools: active,
+		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{}, HasKey: ms.reg.HasAuth,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
 		SessionID: sessionID, SessionFile: sessionFile, OrderedResults: deterministic,
@@ -288,42 +292,6 @@ func killChildren() {
 type signalError struct{ sig syscall.Signal }
 
 func (e signalError) Error() string { return "received " + e.sig.String() }
-
-// resolveModel picks the provider and model from --provider and --model.
-func resolveModel(o *options, stderr io.Writer) (engine.Provider, *engine.Model, error) {
-	provider, model := o.provider, o.model
-	if provider == "" && strings.HasSuffix(model, ".json") && !strings.HasPrefix(model, "fake/") {
-		// A script path alone selects the fake provider.
-		provider = "fake"
-	} else if provider == "" && strings.Contains(model, "/") {
-		provider, model, _ = strings.Cut(model, "/")
-	} else if provider != "" && strings.HasPrefix(model, provider+"/") {
-		model = strings.TrimPrefix(model, provider+"/")
-	}
-	switch provider {
-	case "fake":
-		var p *fakeprovider.Provider
-		if model == "" || model == "demo" {
-			p = fakeprovider.Demo()
-		} else {
-			script, err := fakeprovider.Load(model)
-			if err != nil {
-				return nil, nil, &exitError{1, "Error: " + err.Error()}
-			}
-			p = fakeprovider.New(script)
-		}
-		p.Log = stderr
-		m := p.Model()
-		return p, &m, nil
-	case "":
-		if model != "" {
-			return nil, nil, &exitError{1, fmt.Sprintf("Model %q not found. Use --list-models to see available providers/models.", model)}
-		}
-		return nil, nil, &exitError{1, "No models available.\n\nUse --provider fake for the built-in demo model, or configure a provider (see docs/providers.md)."}
-	default:
-		return nil, nil, &exitError{1, fmt.Sprintf("Unknown provider %q. Use --list-models to see available providers/models.", provider)}
-	}
-}
 
 // agentDir is where sessions and configuration live.
 func agentDir() string {

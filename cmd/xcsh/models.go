@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/models"
+	"github.com/xcsh-go/xcsh/engine/provider/ollama"
+	"github.com/xcsh-go/xcsh/fakeprovider"
+	"github.com/xcsh-go/xcsh/rpc"
+)
+
+// modelSetup is what the CLI resolves about models: the registry, the
+// provider that serves every model (a mux on the model's API), the model
+// and thinking level the session starts with, and the --models scope.
+type modelSetup struct {
+	reg      *models.Registry
+	provider *mux
+	model    *engine.Model
+	thinking engine.ThinkingLevel // from a ":level" suffix of --model; "" when none
+	scoped   []rpc.ScopedModel
+	// discovery is the background model discovery; wait before exiting.
+	discovery sync.WaitGroup
+}
+
+// setupModels loads the registry (<agentDir>/models.json and models.yml),
+// picks the starting model from --provider and --model, applies --api-key
+// and --models, and starts the discovery of local models in the
+// background. An invalid configuration file is a start-up error that
+// names the file, the line and the field.
+func setupModels(o *options, env func(string) string, deterministic bool, stderr io.Writer) (*modelSetup, error) {
+	reg, err := models.Load(agentDirFrom(env), env)
+	if err != nil {
+		return nil, &exitError{1, "Error: " + err.Error()}
+	}
+	ms := &modelSetup{reg: reg}
+	ms.provider = &mux{reg: reg, ollama: ollama.New(ollama.Options{})}
+	reg.SetKeyless("fake")
+
+	provider, model := splitModelFlags(o.provider, o.model)
+	switch {
+	case provider == "fake":
+		p, err := fakeModel(model, stderr)
+		if err != nil {
+			return nil, err
+		}
+		ms.provider.fake = p
+		m := p.Model()
+		reg.Add(m)
+		ms.model = &m
+	case provider == "" && model == "":
+		avail := reg.Available()
+		if len(avail) == 0 {
+			return nil, &exitError{1, "No models available.\n\nUse --provider fake for the built-in demo model, or configure a provider (see docs/providers.md)."}
+		}
+		ms.model = &avail[0]
+	default:
+		if provider == "ollama" {
+			// Selecting an Ollama model by name needs the server's answer:
+			// wait for discovery (bounded), then fall back to a model with
+			// defaults, since Ollama can serve any pulled model.
+			ms.discoverOllama(context.Background(), reg, ollama.Host())
+		}
+		if provider != "" && !contains(reg.Providers(), provider) {
+			return nil, &exitError{1, fmt.Sprintf("Unknown provider %q. Use --list-models to see available providers/models.", provider)}
+		}
+		m, level, ok := resolve(reg, provider, model)
+		if !ok && provider == "ollama" && model != "" {
+			base, lvl := models.SplitThinking(model)
+			m, level, ok = ollamaDefault(base), lvl, true
+			reg.Add(m)
+		}
+		if !ok {
+			return nil, &exitError{1, fmt.Sprintf("Model %q not found. Use --list-models to see available providers/models.", strings.TrimPrefix(provider+"/"+model, "/"))}
+		}
+		ms.model, ms.thinking = &m, level
+	}
+	if o.apiKey != "" {
+		reg.SetKeyOverride(ms.model.Provider, o.apiKey)
+	}
+	if o.models != "" {
+		for _, sm := range reg.ScopedModels(strings.Split(o.models, ",")) {
+			ms.scoped = append(ms.scoped, rpc.ScopedModel{Model: sm.Model, Thinking: sm.Thinking})
+		}
+	}
+	ms.startDiscovery(reg, env, deterministic)
+	return ms, nil
+}
+
+// splitModelFlags normalises --provider and --model: "provider/id" in
+// --model names the provider; a .json path alone selects the fake
+// provider's script.
+func splitModelFlags(provider, model string) (string, string) {
+	switch {
+	case provider == "" && strings.HasSuffix(model, ".json") && !strings.HasPrefix(model, "fake/"):
+		return "fake", model
+	case provider == "" && strings.Contains(model, "/"):
+		p, m, _ := strings.Cut(model, "/")
+		return p, m
+	case provider != "" && strings.HasPrefix(model, provider+"/"):
+		return provider, strings.TrimPrefix(model, provider+"/")
+	}
+	return provider, model
+}
+
+// fakeModel builds the fake provider: the demo model, or a script.
+func fakeModel(model string, stderr io.Writer) (*fakeprovider.Provider, error) {
+	var p *fakeprovider.Provider
+	if model == "" || model == "demo" {
+		p = fakeprovider.Demo()
+	} else {
+		script, err := fakeprovider.Load(model)
+		if err != nil {
+			return nil, &exitError{1, "Error: " + err.Error()}
+		}
+		p = fakeprovider.New(script)
+	}
+	p.Log = stderr
+	return p, nil
+}
+
+// resolve finds --model among the registry's models: provider/id exactly
+// (with an optional ":level" suffix), or with --provider alone its first
+// available model.
+func resolve(reg *models.Registry, provider, model string) (engine.Model, engine.ThinkingLevel, bool) {
+	if model == "" {
+		for _, m := range reg.Available() {
+			if m.Provider == provider {
+				return m, "", true
+			}
+		}
+		for _, m := range reg.All() {
+			if m.Provider == provider {
+				return m, "", true
+			}
+		}
+		return engine.Model{}, "", false
+	}
+	pattern := model
+	if provider != "" {
+		pattern = provider + "/" + model
+	}
+	return reg.ResolveThinking(pattern)
+}
+
+// ollamaDefault is an Ollama model the server did not describe (discovery
+// failed or the model is not pulled yet: the first call says so).
+func ollamaDefault(id string) engine.Model {
+	return engine.Model{ID: id, Name: id, API: "ollama", Provider: "ollama", BaseURL: ollama.Host(),
+		Input: []string{"text"}, ContextWindow: 128000, MaxTokens: 8192}
+}
+
+// discoverOllama asks an Ollama server for its models (bounded by the
+// discovery's own timeout) and adds them to the registry.
+func (ms *modelSetup) discoverOllama(ctx context.Context, reg *models.Registry, host string) {
+	found, err := ollama.Discovery{Host: host, Timeout: time.Second}.Run(ctx)
+	if err == nil {
+		reg.Add(found...)
+	}
+}
+
+// startDiscovery looks for local models in the background so start-up
+// never waits for a server that is not there. Under the deterministic
+// switch the implicit local providers are not probed (a developer's own
+// Ollama must not change a golden transcript) unless OLLAMA_HOST names one.
+func (ms *modelSetup) startDiscovery(reg *models.Registry, env func(string) string, deterministic bool) {
+	for _, d := range reg.Discoveries() {
+		if d.Type != "ollama" {
+			continue // llama.cpp, lm-studio and openai-compat discovery: not in this build
+		}
+		if d.Implicit && deterministic && env("OLLAMA_HOST") == "" {
+			continue
+		}
+		host := d.BaseURL
+		if d.Implicit && env("OLLAMA_HOST") != "" {
+			host = ollama.Host()
+		}
+		ms.discovery.Add(1)
+		go func() {
+			defer ms.discovery.Done()
+			ms.discoverOllama(context.Background(), reg, strings.TrimSuffix(host, "/v1"))
+		}()
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// registryModels adapts the registry to rpc.Models.
+type registryModels struct{ reg *models.Registry }
+
+func (r registryModels) Available() []engine.Model  { return r.reg.Available() }
+func (r registryModels) HasKey(m engine.Model) bool { return r.reg.HasAuth(m) }
+
+// thinkingPolicy applies the registry's per-family effort rules.
+type thinkingPolicy struct{}
+
+func (thinkingPolicy) SupportedEfforts(m engine.Model) []engine.ThinkingLevel {
+	return models.SupportedEfforts(m)
+}
+func (thinkingPolicy) Clamp(m engine.Model, l engine.ThinkingLevel) engine.ThinkingLevel {
+	return models.ClampThinking(m, l)
+}
+
+// mux is the session's one provider: it hands each request to the adapter
+// of its model's API, with the model's headers resolved (the registry
+// keeps secrets out of the Model the wire shows).
+type mux struct {
+	reg    *models.Registry
+	fake   engine.Provider
+	ollama engine.Provider
+}
+
+func (m *mux) Stream(ctx context.Context, req *engine.Request, fn func(engine.StreamEvent) error) error {
+	var p engine.Provider
+	switch {
+	case req.Model.API == "fake":
+		p = m.fake
+	case req.Model.API == "ollama" || req.Model.Provider == "ollama" && req.Model.API != "openai-completions":
+		p = m.ollama
+	}
+	if p == nil {
+		return &engine.ProviderError{Message: fmt.Sprintf("no adapter for API %q (model %s/%s) in this build", req.Model.API, req.Model.Provider, req.Model.ID)}
+	}
+	if h := m.reg.Headers(req.Model); len(h) > 0 {
+		r := *req
+		r.Model.Headers = h
+		req = &r
+	}
+	return p.Stream(ctx, req, fn)
+}
+
+// agentDirFrom is agentDir with an injected environment.
+func agentDirFrom(env func(string) string) string {
+	if d := env("PI_CODING_AGENT_DIR"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return home + "/.xcsh/agent"
+}
