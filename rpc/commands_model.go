@@ -118,16 +118,17 @@ func (s *Server) cmdCycleModel(c *command) {
 		s.ok(c, []byte("null"))
 		return
 	}
-	i := 0
+	// The one after the current model; the first when the current model is
+	// not among the candidates.
+	next := cands[0]
 	if cur := s.sess.Model(); cur != nil {
 		for j, sm := range cands {
 			if sm.Model.Provider == cur.Provider && sm.Model.ID == cur.ID {
-				i = j
+				next = cands[(j+1)%len(cands)]
 				break
 			}
 		}
 	}
-	next := cands[(i+1)%len(cands)]
 	s.sess.SetModel(next.Model)
 	if scoped && next.Thinking != "" {
 		s.sess.SetThinkingLevel(next.Thinking)
