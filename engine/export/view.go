@@ -31,14 +31,16 @@ var pageSource string
 var pageScript string
 
 var (
-	scriptHash   = sha256Base64(pageScript)
-	pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	scriptHash = sha256Base64(pageScript)
+	pageFuncs  = map[string]any{
 		"imgSrc":     imgSrc,
 		"prettyJSON": prettyJSON,
-		"when":       when,
-		"cost":       func(f float64) string { return "$" + strconv.FormatFloat(f, 'f', 4, 64) },
-		"ms":         func(f *float64) string { return strconv.FormatFloat(*f, 'f', 0, 64) + " ms" },
-	}).Parse(strings.Replace(pageSource, "XCSH_SCRIPT_HASH", scriptHash, 1)))
+		"usage":      usageLine,
+	}
+	// The policy's script hash is spliced into our own template source
+	// before parsing, so it is static text, never a template value.
+	pageTemplate = template.Must(template.New("page").Funcs(pageFuncs).
+			Parse(strings.Replace(pageSource, "XCSH_SCRIPT_HASH", scriptHash, 1)))
 )
 
 func sha256Base64(s string) string {
@@ -310,6 +312,28 @@ func when(ms int64) string {
 		return ""
 	}
 	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// usageLine is an assistant message's footer: stop reason, tokens, cost
+// and duration. It is one template action rather than eight because the
+// template interpreter's per-action cost dominates large exports.
+func usageLine(m *engine.AssistantMessage) string {
+	u := &m.Usage
+	b := make([]byte, 0, 96)
+	b = append(b, "stop: "...)
+	b = append(b, m.StopReason...)
+	b = strconv.AppendInt(append(b, " · in "...), u.Input, 10)
+	b = strconv.AppendInt(append(b, " · out "...), u.Output, 10)
+	if u.CacheRead != 0 || u.CacheWrite != 0 {
+		b = strconv.AppendInt(append(b, " · cache read "...), u.CacheRead, 10)
+		b = strconv.AppendInt(append(b, " · cache write "...), u.CacheWrite, 10)
+	}
+	b = strconv.AppendFloat(append(b, " · $"...), u.Cost.Total, 'f', 4, 64)
+	if m.Duration != nil {
+		b = strconv.AppendFloat(append(b, " · "...), *m.Duration, 'f', 0, 64)
+		b = append(b, " ms"...)
+	}
+	return string(b)
 }
 
 // prettyJSON indents tool-call arguments. Arguments that are not valid
