@@ -160,7 +160,9 @@ func TestWriteHTMLLeaf(t *testing.T) {
 	d := sampleSession()
 	d.Leaf = "b2" // the side branch becomes the conversation
 	out := render(t, d)
-	if !strings.Contains(out, `<article class="msg user" id="e-b2"`) || strings.Contains(out, `id="e-m4"`) && !strings.Contains(out, `<li id="e-m4"`) {
+	if !strings.Contains(out, `<article class="msg user" id="e-b2"`) ||
+		strings.Contains(out, `<article class="msg assistant" id="e-m4"`) ||
+		!strings.Contains(out, `forked after <a href="#e-m3">m3</a>`) {
 		t.Errorf("leaf b2 does not select the side branch")
 	}
 	if !strings.Contains(out, "5 on this branch, 16 in the session") {
