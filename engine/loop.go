@@ -19,6 +19,9 @@ type run struct {
 	tools []Tool
 	model Model // the model of the current request
 	err   error // the provider failure of the last assistant message, if any
+	// promptChars is the estimated size of the current request, kept only
+	// for APIs that truncate silently (see truncation.go).
+	promptChars int
 	// Open block indexes of the partial, by kind (-1 when none).
 	curText, curThinking, curTool int
 	stop                          StopReason
@@ -212,6 +215,10 @@ func (s *Session) buildRequest(r *run) *Request {
 	for _, t := range r.tools {
 		req.Tools = append(req.Tools, ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
+	r.promptChars = 0
+	if silentTruncationAPIs[r.model.API] && !s.truncWarned {
+		r.promptChars = promptChars(req)
+	}
 	return req
 }
 
@@ -344,6 +351,7 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	s.addMessage(r, msg)
 	s.emit(MessageEnd{Message: msg})
 	s.retrySucceeded(msg)
+	s.checkTruncation(r, msg)
 	return msg
 }
 

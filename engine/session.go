@@ -97,6 +97,7 @@ type Session struct {
 	stateCache    stateCache
 	bashTail      chan struct{} // closed when the last queued bash command is done
 	retry         retryState
+	truncWarned   bool // the silent-truncation warning was sent (once per session)
 	// afterRun, when set (tests), replaces the post-run decision taken in
 	// the step that emits agent_end (see postRun and retryStage).
 	afterRun func(r *run) *postRun
