@@ -20,8 +20,9 @@ func MessageStart(id, model string, u Usage) Event {
 		quote(model), quote(id), u.Input, u.CacheWrite, u.CacheRead, u.CacheWrite, u.Output))
 }
 
-// Ping is the keep-alive event the API sends between others.
-func Ping() Event { return data(`{"type": "ping"}`) }
+// Ping is the keep-alive event the API sends between others; raw, because
+// the API writes this one with a space after the colon.
+func Ping() Event { return Event{Raw: "event: ping\ndata: {\"type\": \"ping\"}\n\n"} }
 
 // TextStart opens a text block.
 func TextStart(index int) Event {

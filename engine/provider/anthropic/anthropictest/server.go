@@ -36,12 +36,12 @@
 //
 // A response has "status" (default 200), "headers" (added to the defaults:
 // request-id, and the content type of the body or stream), "body" (any JSON
-// value, sent as the whole body; with it, "events" must be empty), "events"
+// value, sent compact as the whole body; with it, "events" must be empty), "events"
 // and "end" ("" ends the stream normally, "cut" or "stall"). An event has
-// "data" (a JSON object, sent as written when on one line, else compacted
-// onto one data line) and "event" (the SSE event name, by default data's
-// "type"), or "raw" (bytes sent verbatim, framing included). Unknown keys
-// are errors.
+// "data" (a JSON object, sent compact on one data line, as the API sends
+// it) and "event" (the SSE event name, by default data's "type"), or "raw"
+// (bytes sent verbatim, framing included: for malformed events, or exact
+// spacing). Unknown keys are errors.
 //
 // The helpers (MessageStart, TextStart, ToolUseStart, MessageDelta, ...)
 // build the events of the real API for Go tests.
@@ -270,12 +270,9 @@ func (e *Event) bytes() []byte {
 	return b.Bytes()
 }
 
-// compact puts a pretty-printed value on one line, as an SSE data line must
-// be; a value already on one line is sent exactly as written.
+// compact puts a value on one line without spaces, as the API writes its
+// JSON (an SSE data line must be one line anyway).
 func compact(raw []byte) []byte {
-	if !bytes.ContainsAny(raw, "\r\n") {
-		return raw
-	}
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return raw
