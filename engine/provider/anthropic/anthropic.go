@@ -45,7 +45,8 @@
 // status and the API's error body (`429 {"type":"error","error":{...}}`)
 // for an HTTP error, the error event's body for an error inside the stream,
 // and "Connection error: ..." for network failures and a stream that ends
-// before message_stop. The key is scrubbed from every message.
+// before message_stop. The key and credential headers are scrubbed from
+// every message.
 //
 // The anthropictest package is a scriptable test server for this API.
 package anthropic
@@ -121,6 +122,11 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 
 	s := streamer{fn: fn}
 	for stream.Next() {
+		// Events already buffered keep decoding after a cancel; the
+		// engine has given up on this call, so they are not delivered.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("anthropic: %w", err)
+		}
 		done, err := s.handle(stream.Current())
 		if err != nil {
 			return err
@@ -133,7 +139,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		return fmt.Errorf("anthropic: %w", err)
 	}
 	if err := stream.Err(); err != nil {
-		return providerError(err, key)
+		return providerError(err, secrets(req.Model, key))
 	}
 	return &engine.ProviderError{
 		Kind:    engine.ErrorTransport,

@@ -20,8 +20,9 @@ import (
 var overflowText = regexp.MustCompile(`(?i)prompt is too long|exceeds? (the )?context|context (window|limit|length)|too many (input )?tokens`)
 
 // providerError converts what the SDK returned into the engine's typed
-// failure. key is scrubbed from the message in case a gateway echoes it.
-func providerError(err error, key string) error {
+// failure. The secrets (the key, credential headers) are scrubbed from the
+// message in case a gateway echoes them in its error body.
+func providerError(err error, secrets []string) error {
 	pe := &engine.ProviderError{Err: err}
 	var apiErr *sdk.Error
 	var syntaxErr *json.SyntaxError
@@ -40,10 +41,34 @@ func providerError(err error, key string) error {
 		pe.Kind = engine.ErrorTransport
 		pe.Message = fmt.Sprintf("Connection error: %v", err)
 	}
-	if key != "" {
-		pe.Message = strings.ReplaceAll(pe.Message, key, "***")
+	for _, v := range secrets {
+		pe.Message = strings.ReplaceAll(pe.Message, v, "***")
 	}
 	return pe
+}
+
+// secrets lists the values no error message may show: the key and the
+// values of configured headers that carry credentials. Other header values
+// (a version, a feature flag) stay, since scrubbing short common strings
+// would garble the API's wording.
+func secrets(m engine.Model, key string) []string {
+	var out []string
+	if key != "" {
+		out = append(out, key)
+	}
+	for k, v := range m.Headers {
+		name := strings.ToLower(k)
+		if v == "" || !(strings.Contains(name, "key") || strings.Contains(name, "auth") ||
+			strings.Contains(name, "token") || strings.Contains(name, "secret") || strings.Contains(name, "cookie")) {
+			continue
+		}
+		out = append(out, v)
+		// "Bearer <token>" may come back as the token alone.
+		if _, tok, ok := strings.Cut(v, " "); ok && tok != "" {
+			out = append(out, tok)
+		}
+	}
+	return out
 }
 
 // classifyAPIError fills pe from an API error: an HTTP error status, or an

@@ -477,3 +477,20 @@ func TestScriptExhausted(t *testing.T) {
 		t.Errorf("status %d, want 500 for a request past the script", resp.StatusCode)
 	}
 }
+
+// TestHeaderSecretScrubbed: a credential configured as a model header is
+// scrubbed like the key when a gateway echoes it.
+func TestHeaderSecretScrubbed(t *testing.T) {
+	t.Parallel()
+	const secret = "gw-secret-0123456789"
+	resp := at.ErrorResponse(403, "permission_error", "token "+secret+" or Bearer "+secret+" revoked", nil)
+	_, err, _ := collect(t, at.Script{Responses: []at.Response{resp}}, func(u string) *engine.Request {
+		m := testModel(u)
+		m.Headers = map[string]string{"X-Gateway-Auth": "Bearer " + secret, "X-Region": "eu"}
+		return userRequest(m, "hi")
+	})
+	checkError(t, err, engine.ErrorAuth, 403, 0, "~token *** or *** revoked")
+	if strings.Contains(err.Error(), secret) {
+		t.Errorf("the header secret appears in %q", err)
+	}
+}
