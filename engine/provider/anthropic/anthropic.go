@@ -53,7 +53,6 @@ package anthropic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -114,6 +113,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		return &engine.ProviderError{
 			Kind:    engine.ErrorAuth,
 			Message: fmt.Sprintf("No API key for provider: %s", req.Model.Provider),
+			Err:     ErrNoAPIKey,
 		}
 	}
 	params, plan := buildParams(req)
@@ -144,12 +144,9 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	return &engine.ProviderError{
 		Kind:    engine.ErrorTransport,
 		Message: "Connection error: the stream ended before message_stop",
-		Err:     errEarlyEnd,
+		Err:     ErrStreamEnded,
 	}
 }
-
-// errEarlyEnd is the Err of a stream that ended without message_stop.
-var errEarlyEnd = errors.New("anthropic: stream ended before message_stop")
 
 // requestOptions sets what varies per model: the base URL, the credential
 // and the headers. The beta header is one comma-separated value, so the

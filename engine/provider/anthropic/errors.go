@@ -14,6 +14,17 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 )
 
+// Sentinel errors, the Err of the ProviderErrors that have no SDK error
+// behind them.
+var (
+	// ErrNoAPIKey: Options.APIKey gave no key and no model header
+	// authenticates the request; nothing was sent.
+	ErrNoAPIKey = errors.New("anthropic: no API key")
+	// ErrStreamEnded: the response stream ended cleanly but before
+	// message_stop, so the answer may be incomplete.
+	ErrStreamEnded = errors.New("anthropic: stream ended before message_stop")
+)
+
 // overflowText matches the API's wording for a request that does not fit
 // the model's context ("prompt is too long: 210000 tokens > 200000
 // maximum", "input length and max_tokens exceed context limit").

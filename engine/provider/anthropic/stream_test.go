@@ -404,6 +404,9 @@ func TestMissingKey(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Kind != engine.ErrorAuth {
 		t.Fatalf("err = %v, want an auth ProviderError", err)
 	}
+	if !errors.Is(err, anthropic.ErrNoAPIKey) {
+		t.Errorf("err = %v, want ErrNoAPIKey", err)
+	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests sent without a key", n)
 	}
