@@ -7,7 +7,9 @@
 // developer messages become user turns (text and base64 images), assistant
 // messages are replayed with their thinking signatures, redacted thinking
 // and tool_use blocks, and consecutive tool results are merged into one
-// user turn of tool_result blocks. The SSE events come back as engine
+// user turn of tool_result blocks. Assistant turns that ended in an error
+// or were aborted are left out with their tool results, since their blocks
+// may be partial. The SSE events come back as engine
 // stream events in the order they arrive: blocks never interleave on this
 // API, so nothing is buffered.
 //
@@ -24,7 +26,10 @@
 //     8192, high 16384, xhigh 32768), max_tokens raised by the budget up to
 //     model.MaxTokens, the budget lowered to leave 1024 answer tokens when
 //     both do not fit (no thinking when under the API's minimum of 1024),
-//     and the interleaved-thinking beta header.
+//     and the interleaved-thinking beta header. The original makes this
+//     max_tokens adjustment only with interleaved thinking off; making it
+//     always keeps budget_tokens < max_tokens valid even where the beta
+//     header is not honoured.
 //   - The system prompt and the last block of the last user turn carry
 //     cache_control ephemeral, so a conversation reads its prefix from the
 //     prompt cache.
@@ -41,11 +46,14 @@
 // # Failures
 //
 // Every backend failure is an *engine.ProviderError whose Err is the SDK's
-// error. Message keeps the API's wording as the original shows it: the
-// status and the API's error body (`429 {"type":"error","error":{...}}`)
-// for an HTTP error, the error event's body for an error inside the stream,
-// and "Connection error: ..." for network failures and a stream that ends
-// before message_stop. The key and credential headers are scrubbed from
+// error (or ErrNoAPIKey, ErrStreamEnded). Message keeps the API's wording
+// as the original shows it: the status and the API's error body
+// (`429 {"type":"error","error":{...}}`) for an HTTP error, the error
+// event's body for an error inside the stream, "Connection error: ..." for
+// network failures and a stream that ends before message_stop, "Malformed
+// stream event: ..." for an event that is not JSON, and "Provider
+// stop_reason: <reason>" for a refusal or a stop reason the wire has no
+// name for. The key and credential headers are scrubbed from
 // every message.
 //
 // The anthropictest package is a scriptable test server for this API.
