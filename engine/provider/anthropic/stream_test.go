@@ -32,6 +32,10 @@ func userRequest(m engine.Model, text string) *engine.Request {
 	return &engine.Request{Model: m, Messages: []engine.Message{&engine.UserMessage{Content: []engine.ContentBlock{engine.TextBlock(text)}}}}
 }
 
+// shared serves every parallel test that goes through collect, so -race
+// checks that one Provider serves concurrent calls.
+var shared = newProvider(testKey)
+
 // collect streams req against a server for script and returns the events
 // in a compact text form, the error and the server (closed by cleanup).
 func collect(t *testing.T, script at.Script, req func(baseURL string) *engine.Request) ([]string, error, *at.Server) {
@@ -39,7 +43,7 @@ func collect(t *testing.T, script at.Script, req func(baseURL string) *engine.Re
 	srv := at.New(script)
 	t.Cleanup(srv.Close)
 	var got []string
-	err := newProvider(testKey).Stream(context.Background(), req(srv.URL), func(ev engine.StreamEvent) error {
+	err := shared.Stream(context.Background(), req(srv.URL), func(ev engine.StreamEvent) error {
 		got = append(got, describe(ev))
 		return nil
 	})
