@@ -1,0 +1,155 @@
+// Package openai is the adapter of the "openai-completions" API: OpenAI's
+// chat completions and the many servers that speak it (OpenRouter, vLLM,
+// llama.cpp, LM Studio, z.ai, Qwen, ...), through the official Go SDK.
+//
+// It keeps the adapter contract of docs/providers.md: no retries of its own
+// (the SDK's are off; the engine retries), failures as *engine.ProviderError
+// with a kind read from the status and the provider's error, and blocks that
+// never interleave: chat completions streams tool-call arguments by index,
+// possibly interleaved, so every call but the first one streamed is
+// buffered and emitted whole, in index order, once the choice finishes.
+//
+// A model's quirks come from Model.Compat (agent-core.md §10.3): the system
+// prompt's role (supportsDeveloperRole), the max-tokens field
+// (maxTokensField), how thinking is requested (thinkingFormat,
+// reasoningEffortMap, supportsReasoningEffort), where reasoning text streams
+// (reasoningContentField, else reasoning_content, reasoning or
+// reasoning_text), usage in the stream (supportsUsageInStreaming), store,
+// tool-result names, thinking replayed as text, and extraBody merged into
+// the request.
+//
+// Usage follows agent-core.md §1.2 with one correction: reasoning tokens are
+// added to completion_tokens only when the server did not already count
+// them there (OpenAI does: total_tokens = prompt_tokens + completion_tokens).
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// DefaultBaseURL is used when a model has no BaseURL.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Options configure a Provider.
+type Options struct {
+	// HTTPClient makes the requests; http.DefaultClient when nil.
+	HTTPClient *http.Client
+	// APIKey returns the key for a model's provider; "" (or a nil func)
+	// sends no Authorization header, for local servers.
+	APIKey func(m engine.Model) string
+}
+
+// Provider streams chat completions. It is safe for concurrent use: a call
+// shares nothing with another.
+type Provider struct {
+	opts Options
+}
+
+// New returns a Provider.
+func New(o Options) *Provider { return &Provider{opts: o} }
+
+var _ engine.Provider = (*Provider)(nil)
+
+// Stream implements engine.Provider.
+func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engine.StreamEvent) error) error {
+	c, err := parseCompat(req.Model.Compat)
+	if err != nil {
+		return &engine.ProviderError{Kind: engine.ErrorOther, Message: err.Error(), Err: err}
+	}
+	var key string
+	if p.opts.APIKey != nil {
+		key = p.opts.APIKey(req.Model)
+	}
+	red := newRedactor(key, req.Model.Headers)
+
+	baseURL := req.Model.BaseURL
+	if baseURL == "" {
+		baseURL = DefaultBaseURL
+	}
+	client := p.opts.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	// The service is built per call from explicit options only: the SDK's
+	// NewClient would read OPENAI_* variables behind the registry's back.
+	opts := make([]option.RequestOption, 0, 5+len(req.Model.Headers))
+	opts = append(opts,
+		option.WithBaseURL(baseURL),
+		option.WithHTTPClient(client),
+		option.WithMaxRetries(0),
+	)
+	if key != "" {
+		opts = append(opts, option.WithAPIKey(key))
+	}
+	for k, v := range req.Model.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	// The raw response lets a failure whose body is not an API error (a
+	// proxy's page, an empty 429) still report its status and headers.
+	var res *http.Response
+	opts = append(opts, option.WithResponseInto(&res))
+
+	svc := sdk.NewChatCompletionService(opts...)
+	stream := svc.NewStreaming(ctx, buildParams(req, &c))
+	defer stream.Close()
+
+	s := streamState{fn: fn, c: &c, active: -1}
+	for stream.Next() {
+		if err := s.chunk(stream.Current()); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := stream.Err(); err != nil {
+		return failure(err, res, red)
+	}
+	return s.end(red)
+}
+
+// failure converts what stopped the stream.
+func failure(err error, res *http.Response, red redactor) error {
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		var body string
+		if apiErr.JSON.Message.Raw() == "" && apiErr.Response != nil && apiErr.Response.Body != nil {
+			b, _ := io.ReadAll(apiErr.Response.Body)
+			body = string(b)
+		}
+		return statusError(err, apiErr, apiErr.Response, body, red)
+	}
+	if res != nil && res.StatusCode >= 400 {
+		// The SDK could not read the body as an API error; it put the body
+		// back on the response before returning.
+		var body string
+		if res.Body != nil {
+			b, _ := io.ReadAll(res.Body)
+			body = string(b)
+		}
+		return statusError(err, nil, res, body, red)
+	}
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		return streamError(se, red)
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) {
+		return malformed(err, red)
+	}
+	return transportError(err, red)
+}
