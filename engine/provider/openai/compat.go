@@ -20,6 +20,7 @@ type compat struct {
 	RequiresThinkingAsText           bool              `json:"requiresThinkingAsText"`
 	RequiresToolResultName           bool              `json:"requiresToolResultName"`
 	RequiresAssistantAfterToolResult bool              `json:"requiresAssistantAfterToolResult"`
+	OpenRouterRouting                json.RawMessage   `json:"openRouterRouting"`
 	ExtraBody                        map[string]any    `json:"extraBody"`
 }
 

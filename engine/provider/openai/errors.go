@@ -35,11 +35,13 @@ type redactor []string
 
 func newRedactor(key string, headers map[string]string) redactor {
 	var r redactor
-	if key != "" {
+	// A key of a few characters is a placeholder for a keyless local
+	// server, not a secret; replacing it would mangle the message.
+	if len(key) >= 4 {
 		r = append(r, key)
 	}
 	for _, v := range headers {
-		// Short values ("1", "true") are not secrets and would mangle text.
+		// Short values ("1", "true") are not secrets either.
 		if len(v) >= 8 {
 			r = append(r, v)
 		}
@@ -79,7 +81,7 @@ func statusError(err error, apiErr *sdk.Error, res *http.Response, body string, 
 		Kind:       kindOf(status, code, msg),
 		Status:     status,
 		Message:    red.clean(strconv.Itoa(status) + " " + msg),
-		RetryAfter: retryAfter(res.Header, time.Now()),
+		RetryAfter: retryAfter(res.Header, time.Now(), status == http.StatusTooManyRequests),
 		Err:        err,
 	}
 	pe.Message = matchRetryable(pe.Kind, pe.Message)
@@ -167,29 +169,37 @@ func matchRetryable(kind engine.ErrorKind, msg string) string {
 }
 
 // retryAfter reads the delay a server asks for: retry-after-ms (OpenAI's
-// precise one), else retry-after in seconds or as an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
+// precise one), else retry-after in seconds or as an HTTP date, else, for a
+// rate limit, the later of OpenAI's x-ratelimit-reset-requests and
+// -tokens (Go-style durations such as "6m0s"): which limit was hit is not
+// said, and waiting too little only earns another 429.
+func retryAfter(h http.Header, now time.Time, rateLimited bool) time.Duration {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
+	if v := h.Get("Retry-After"); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil {
+			if s > 0 {
+				return time.Duration(s * float64(time.Second))
+			}
+		} else if t, err := http.ParseTime(v); err == nil {
+			if d := t.Sub(now); d > 0 {
+				return d
+			}
 		}
 	}
-	return 0
+	if !rateLimited {
+		return 0
+	}
+	var d time.Duration
+	for _, k := range [...]string{"X-Ratelimit-Reset-Requests", "X-Ratelimit-Reset-Tokens"} {
+		if r, err := time.ParseDuration(h.Get(k)); err == nil && r > d {
+			d = r
+		}
+	}
+	return d
 }
 
 func finishError(reason string) *engine.ProviderError {

@@ -15,8 +15,9 @@
 // reasoningEffortMap, supportsReasoningEffort), where reasoning text streams
 // (reasoningContentField, else reasoning_content, reasoning or
 // reasoning_text), usage in the stream (supportsUsageInStreaming), store,
-// tool-result names, thinking replayed as text, and extraBody merged into
-// the request.
+// tool-result names, an assistant turn after tool results, thinking
+// replayed as text, OpenRouter's provider routing, and extraBody merged
+// into the request.
 //
 // Usage follows agent-core.md §1.2 with one correction: reasoning tokens are
 // added to completion_tokens only when the server did not already count

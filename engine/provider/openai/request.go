@@ -59,6 +59,10 @@ func buildParams(req *engine.Request, c *compat) sdk.ChatCompletionNewParams {
 
 	extra := map[string]any{}
 	thinkingParams(req, c, &p, extra)
+	if len(c.OpenRouterRouting) > 0 && string(c.OpenRouterRouting) != "null" {
+		// OpenRouter's provider routing object ({only, order}), as configured.
+		extra["provider"] = c.OpenRouterRouting
+	}
 	for k, v := range c.ExtraBody {
 		extra[k] = v
 	}

@@ -170,6 +170,8 @@ func TestRequestCompat(t *testing.T) {
 		{name: "store", compat: `{"supportsStore":true}`, want: map[string]string{"store": "false"}},
 		{name: "extraBody", compat: `{"extraBody":{"top_k":20,"provider":{"order":["a"]}}}`,
 			want: map[string]string{"top_k": "20", "provider": `{"order":["a"]}`}},
+		{name: "openRouterRouting", compat: `{"openRouterRouting":{"only":["anthropic"],"order":["anthropic","google"]}}`,
+			want: map[string]string{"provider": `{"only":["anthropic"],"order":["anthropic","google"]}`}},
 		{name: "developer role", compat: `{"supportsDeveloperRole":true}`,
 			want: map[string]string{"messages": `[{"role":"developer","content":"sys"},{"role":"user","content":"hi"}]`}},
 		{name: "tool result name and assistant after tool result",
