@@ -105,14 +105,17 @@ func kindOf(status int, code, msg string) engine.ErrorKind {
 // streamError converts an error event inside a 200 stream
 // ({"error":{...}}), which has no status: its kind comes from its code,
 // type and wording.
-func streamError(se *ssestream.StreamError, red redactor) *engine.ProviderError {
+func streamError(ev ssestream.Event, red redactor) *engine.ProviderError {
 	var e sdk.Error
 	var msg, code, typ string
-	if inner := errorObject(se.Event.Data); inner != nil && e.UnmarshalJSON(inner) == nil {
+	if inner := errorObject(ev.Data); inner != nil && e.UnmarshalJSON(inner) == nil {
 		msg, code, typ = e.Message, e.Code, e.Type
 	}
 	if msg == "" {
-		msg = se.Message
+		msg = bodyMessage(string(ev.Data))
+	}
+	if msg == "" {
+		msg = "error event: " + strings.TrimSpace(string(ev.Data))
 	}
 	kind := engine.ErrorOther
 	switch {
@@ -123,10 +126,10 @@ func streamError(se *ssestream.StreamError, red redactor) *engine.ProviderError 
 	case typ == "server_error" || code == "server_error" || strings.Contains(strings.ToLower(msg), "overloaded"):
 		kind = engine.ErrorOverloaded
 	}
-	// The SDK's text quotes the whole event, which may echo a secret: Err
-	// gets a cleaned copy (Event keeps the raw data for errors.As users).
-	clean := &ssestream.StreamError{Message: red.clean(se.Message), Event: se.Event}
-	return &engine.ProviderError{Kind: kind, Message: matchRetryable(kind, red.clean(msg)), Err: clean}
+	msg = matchRetryable(kind, red.clean(msg))
+	// Err is the SDK's type for an error event, as its own stream reports
+	// it, with the cleaned text (Event keeps the raw data).
+	return &engine.ProviderError{Kind: kind, Message: msg, Err: &ssestream.StreamError{Message: msg, Event: ev}}
 }
 
 // errorObject returns the raw "error" member of an error event, or nil.
@@ -151,6 +154,10 @@ func transportError(err error, red redactor) *engine.ProviderError {
 
 // errNoFinish is the cause of a stream that ended without a finish_reason.
 var errNoFinish = errors.New("stream ended before finish_reason")
+
+// errNoResponse is the cause of a request the SDK reported neither as
+// failed nor with a response.
+var errNoResponse = errors.New("no response")
 
 // matchRetryable appends the kind's name to a retryable message that the
 // §7.1 pattern would not recognise (e.g. "529 busy"), so that the original's

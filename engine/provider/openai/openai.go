@@ -9,6 +9,11 @@
 // possibly interleaved, so every call but the first one streamed is
 // buffered and emitted whole, in index order, once the choice finishes.
 //
+// The SDK builds and sends the request, reports HTTP errors as *openai.Error
+// and frames the SSE stream; the chunks decode into this package's small
+// wire types rather than the SDK's ChatCompletionChunk, which costs four
+// times as much CPU per delta (wire.go).
+//
 // A model's quirks come from Model.Compat (agent-core.md §10.3): the system
 // prompt's role (supportsDeveloperRole), the max-tokens field
 // (maxTokensField), how thinking is requested (thinkingFormat,
@@ -25,6 +30,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,13 +106,41 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	var res *http.Response
 	opts = append(opts, option.WithResponseInto(&res))
 
+	// The SDK sends the request and, on success, hands over the response
+	// body (WithResponseBodyInto replaces its decoding target); its SSE
+	// decoder frames the events, which decode into wireChunk (see wire.go
+	// for why not the SDK's chunk type).
+	var body *http.Response
 	svc := sdk.NewChatCompletionService(opts...)
-	stream := svc.NewStreaming(ctx, buildParams(req, &c))
-	defer stream.Close()
+	if err := svc.NewStreaming(ctx, buildParams(req, &c), option.WithResponseBodyInto(&body)).Err(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return failure(err, res, red)
+	}
+	if body == nil || body.Body == nil {
+		return transportError(errNoResponse, red)
+	}
+	dec := ssestream.NewDecoder(body)
+	defer dec.Close()
 
 	s := streamState{fn: fn, c: &c, active: -1}
-	for stream.Next() {
-		if err := s.chunk(stream.Current()); err != nil {
+	var ch wireChunk // one value for all events: it escapes to the heap
+	for dec.Next() {
+		ev := dec.Event()
+		if bytes.HasPrefix(ev.Data, done) {
+			break
+		}
+		// Zeroed per event: decoding into a used value would keep fields
+		// the new chunk omits.
+		ch = wireChunk{}
+		if err := json.Unmarshal(ev.Data, &ch); err != nil {
+			return malformed(err, red)
+		}
+		if ch.Error != nil {
+			return streamError(ev, red)
+		}
+		if err := s.chunk(&ch, ev.Data); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -116,11 +150,14 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := stream.Err(); err != nil {
-		return failure(err, res, red)
+	if err := dec.Err(); err != nil {
+		return transportError(err, red)
 	}
 	return s.end(red)
 }
+
+// done is the data of the stream's last event.
+var done = []byte("[DONE]")
 
 // failure converts what stopped the stream.
 func failure(err error, res *http.Response, red redactor) error {
@@ -142,15 +179,6 @@ func failure(err error, res *http.Response, red redactor) error {
 			body = string(b)
 		}
 		return statusError(err, nil, res, body, red)
-	}
-	var se *ssestream.StreamError
-	if errors.As(err, &se) {
-		return streamError(se, red)
-	}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &syn) || errors.As(err, &typ) {
-		return malformed(err, red)
 	}
 	return transportError(err, red)
 }

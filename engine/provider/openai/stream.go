@@ -1,11 +1,7 @@
 package openai
 
 import (
-	"encoding/json"
 	"slices"
-	"strings"
-
-	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -19,9 +15,8 @@ const (
 	blockThinking
 )
 
-// defaultReasoningFields are the delta fields OpenAI-compatible servers put
-// reasoning text in (DeepSeek and vLLM: reasoning_content; OpenRouter and
-// Ollama: reasoning; some: reasoning_text), tried in order.
+// defaultReasoningFields are the delta fields of wireDelta that carry
+// reasoning text, tried in order.
 var defaultReasoningFields = [...]string{"reasoning_content", "reasoning", "reasoning_text"}
 
 // toolCall is one tool call of the choice, by its stream index.
@@ -48,16 +43,15 @@ type streamState struct {
 	active  int  // index into calls of the live call; -1 before the first
 	flushed bool // tool calls emitted; later tool deltas are a protocol error
 
-	id       string // response id
-	finish   string
-	sawUsage bool
+	id     string // response id
+	finish string
 }
 
 func (s *streamState) emit(ev engine.StreamEvent) error { return s.fn(ev) }
 
 // chunk folds one decoded chunk into events. Only choice 0 is read: the
 // request never asks for n > 1.
-func (s *streamState) chunk(ch sdk.ChatCompletionChunk) error {
+func (s *streamState) chunk(ch *wireChunk, raw []byte) error {
 	if s.id == "" {
 		s.id = ch.ID
 	}
@@ -67,7 +61,7 @@ func (s *streamState) chunk(ch sdk.ChatCompletionChunk) error {
 			continue
 		}
 		d := &choice.Delta
-		if text, field := s.reasoning(d); text != "" {
+		if text, field := s.reasoning(raw, d); text != "" {
 			if err := s.thinkingDelta(text, field); err != nil {
 				return err
 			}
@@ -89,51 +83,34 @@ func (s *streamState) chunk(ch sdk.ChatCompletionChunk) error {
 			}
 		}
 	}
-	if ch.JSON.Usage.Valid() {
-		s.sawUsage = true
-		return s.emit(engine.StreamEvent{Kind: engine.StreamUsage, Usage: usage(&ch.Usage)})
+	if ch.Usage != nil {
+		return s.emit(engine.StreamEvent{Kind: engine.StreamUsage, Usage: usage(ch.Usage)})
 	}
 	return nil
 }
 
 // reasoning returns the delta's reasoning text and the field it came in.
-// The SDK has no typed field for it: it is among the delta's extra fields,
-// as raw JSON.
-func (s *streamState) reasoning(d *sdk.ChatCompletionChunkChoiceDelta) (string, string) {
-	extra := d.JSON.ExtraFields
-	if len(extra) == 0 {
-		return "", ""
+func (s *streamState) reasoning(raw []byte, d *wireDelta) (string, string) {
+	switch f := s.c.ReasoningContentField; f {
+	case "":
+	case "reasoning_content":
+		return string(d.ReasoningContent), f
+	case "reasoning":
+		return string(d.Reasoning), f
+	case "reasoning_text":
+		return string(d.ReasoningText), f
+	default:
+		return namedField(raw, f), f
 	}
-	if f := s.c.ReasoningContentField; f != "" {
-		if v, ok := extra[f]; ok {
-			return jsonString(v.Raw()), f
-		}
-		return "", ""
-	}
-	for _, f := range defaultReasoningFields {
-		if v, ok := extra[f]; ok {
-			if t := jsonString(v.Raw()); t != "" {
-				return t, f
-			}
-		}
+	switch {
+	case d.ReasoningContent != "":
+		return string(d.ReasoningContent), "reasoning_content"
+	case d.Reasoning != "":
+		return string(d.Reasoning), "reasoning"
+	case d.ReasoningText != "":
+		return string(d.ReasoningText), "reasoning_text"
 	}
 	return "", ""
-}
-
-// jsonString decodes a raw JSON string without allocating when it has no
-// escapes; anything but a string (null, an object) gives "".
-func jsonString(raw string) string {
-	if len(raw) < 2 || raw[0] != '"' {
-		return ""
-	}
-	if !strings.ContainsRune(raw, '\\') {
-		return raw[1 : len(raw)-1]
-	}
-	var t string
-	if json.Unmarshal([]byte(raw), &t) != nil {
-		return ""
-	}
-	return t
 }
 
 func (s *streamState) textDelta(t string) error {
@@ -180,7 +157,7 @@ func (s *streamState) closeOpen() error {
 }
 
 // toolDelta streams the first call live and buffers the others.
-func (s *streamState) toolDelta(d *sdk.ChatCompletionChunkChoiceDeltaToolCall) error {
+func (s *streamState) toolDelta(d *wireToolCall) error {
 	if s.flushed {
 		// A fragment after finish_reason has nowhere to go: its call's
 		// end was already sent.
@@ -298,7 +275,7 @@ func (s *streamState) done(r engine.StopReason) error {
 // usage maps OpenAI's counts (agent-core.md §1.2): cached prompt tokens are
 // cache reads, not input. Reasoning tokens are part of completion_tokens
 // on OpenAI; a server that counts them apart shows it in total_tokens.
-func usage(u *sdk.CompletionUsage) engine.Usage {
+func usage(u *wireUsage) engine.Usage {
 	cached := u.PromptTokensDetails.CachedTokens
 	reasoning := u.CompletionTokensDetails.ReasoningTokens
 	out := u.CompletionTokens
