@@ -101,6 +101,7 @@ func TestStream(t *testing.T) {
 		name   string
 		compat string
 		chunks []json.RawMessage
+		end    openaitest.End
 		want   []string
 	}{
 		{
@@ -152,6 +153,26 @@ func TestStream(t *testing.T) {
 				"tool_start call_b read", `tool_delta call_b {"p":1}`, "tool_end call_b", "done toolUse " + id},
 		},
 		{
+			name: "tool call name after its id",
+			chunks: chunks(
+				json.RawMessage(`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"arguments":"{\"a\""}}]},"finish_reason":null}]}`),
+				json.RawMessage(`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"read","arguments":":1}"}}]},"finish_reason":null}]}`),
+				openaitest.FinishChunk(id, "tool_calls")),
+			want: []string{"tool_start call_a read", `tool_delta call_a {"a"`, "tool_delta call_a :1}", "tool_end call_a", "done toolUse " + id},
+		},
+		{
+			name:   "eof after finish_reason",
+			chunks: chunks(openaitest.ContentChunk(id, "a"), openaitest.FinishChunk(id, "stop")),
+			end:    openaitest.EndEOF,
+			want:   []string{"text_start", "text_delta a", "text_end", "done stop " + id},
+		},
+		{
+			name: "reasoning as an object is ignored",
+			chunks: chunks(json.RawMessage(`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"a","reasoning":{"summary":"x"}},"finish_reason":null}]}`),
+				openaitest.FinishChunk(id, "stop")),
+			want: []string{"text_start", "text_delta a", "text_end", "done stop " + id},
+		},
+		{
 			name:   "length",
 			chunks: chunks(openaitest.ContentChunk(id, "a"), openaitest.FinishChunk(id, "length")),
 			want:   []string{"text_start", "text_delta a", "text_end", "done length " + id},
@@ -184,7 +205,7 @@ func TestStream(t *testing.T) {
 			t.Parallel()
 			req := &engine.Request{Messages: []engine.Message{&engine.UserMessage{Content: []engine.ContentBlock{engine.TextBlock("hi")}}}}
 			req.Model.Compat = json.RawMessage(tt.compat)
-			r := stream(t, openai.Options{}, req, openaitest.Response{Chunks: tt.chunks})
+			r := stream(t, openai.Options{}, req, openaitest.Response{Chunks: tt.chunks, End: tt.end})
 			if r.err != nil {
 				t.Fatalf("Stream: %v", r.err)
 			}

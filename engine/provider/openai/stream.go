@@ -41,7 +41,7 @@ type streamState struct {
 	field   string // the reasoning field of the open thinking block
 	calls   []toolCall
 	active  int  // index into calls of the live call; -1 before the first
-	flushed bool // tool calls emitted; later tool deltas are a protocol error
+	flushed bool // tool calls ended at finish_reason; later tool deltas are dropped
 
 	id     string // response id
 	finish string

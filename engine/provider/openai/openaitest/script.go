@@ -47,8 +47,8 @@
 // benchmarks); otherwise a request past the end gets a 500 error naming the
 // exhausted script, which fails the test that made it.
 //
-// The helpers ContentChunk, ReasoningChunk, ToolCallChunk, FinishChunk and
-// UsageChunk build chunks shaped like the real API's.
+// The helpers RoleChunk, ContentChunk, ReasoningChunk, ToolCallChunk,
+// FinishChunk and UsageChunk build chunks shaped like the real API's.
 package openaitest
 
 import (
