@@ -1,0 +1,184 @@
+// Package openai is the adapter of the "openai-completions" API: OpenAI's
+// chat completions and the many servers that speak it (OpenRouter, vLLM,
+// llama.cpp, LM Studio, z.ai, Qwen, ...), through the official Go SDK.
+//
+// It keeps the adapter contract of docs/providers.md: no retries of its own
+// (the SDK's are off; the engine retries), failures as *engine.ProviderError
+// with a kind read from the status and the provider's error, and blocks that
+// never interleave: chat completions streams tool-call arguments by index,
+// possibly interleaved, so every call but the first one streamed is
+// buffered and emitted whole, in index order, once the choice finishes.
+//
+// The SDK builds and sends the request, reports HTTP errors as *openai.Error
+// and frames the SSE stream; the chunks decode into this package's small
+// wire types rather than the SDK's ChatCompletionChunk, which costs four
+// times as much CPU per delta (wire.go).
+//
+// A model's quirks come from Model.Compat (agent-core.md §10.3): the system
+// prompt's role (supportsDeveloperRole), the max-tokens field
+// (maxTokensField), how thinking is requested (thinkingFormat,
+// reasoningEffortMap, supportsReasoningEffort), where reasoning text streams
+// (reasoningContentField, else reasoning_content, reasoning or
+// reasoning_text), usage in the stream (supportsUsageInStreaming), store,
+// tool-result names, an assistant turn after tool results, thinking
+// replayed as text, OpenRouter's provider routing, and extraBody merged
+// into the request.
+//
+// Usage follows agent-core.md §1.2 with one correction: reasoning tokens are
+// added to completion_tokens only when the server did not already count
+// them there (OpenAI does: total_tokens = prompt_tokens + completion_tokens).
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// DefaultBaseURL is used when a model has no BaseURL.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Options configure a Provider.
+type Options struct {
+	// HTTPClient makes the requests; http.DefaultClient when nil.
+	HTTPClient *http.Client
+	// APIKey returns the key for a model's provider; "" (or a nil func)
+	// sends no Authorization header, for local servers.
+	APIKey func(m engine.Model) string
+}
+
+// Provider streams chat completions. It is safe for concurrent use: a call
+// shares nothing with another.
+type Provider struct {
+	opts Options
+}
+
+// New returns a Provider.
+func New(o Options) *Provider { return &Provider{opts: o} }
+
+var _ engine.Provider = (*Provider)(nil)
+
+// Stream implements engine.Provider.
+func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engine.StreamEvent) error) error {
+	c, err := parseCompat(req.Model.Compat)
+	if err != nil {
+		return &engine.ProviderError{Kind: engine.ErrorOther, Message: err.Error(), Err: err}
+	}
+	var key string
+	if p.opts.APIKey != nil {
+		key = p.opts.APIKey(req.Model)
+	}
+	red := newRedactor(key, req.Model.Headers)
+
+	baseURL := req.Model.BaseURL
+	if baseURL == "" {
+		baseURL = DefaultBaseURL
+	}
+	client := p.opts.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	// The service is built per call from explicit options only: the SDK's
+	// NewClient would read OPENAI_* variables behind the registry's back.
+	opts := make([]option.RequestOption, 0, 5+len(req.Model.Headers))
+	opts = append(opts,
+		option.WithBaseURL(baseURL),
+		option.WithHTTPClient(client),
+		option.WithMaxRetries(0),
+	)
+	if key != "" {
+		opts = append(opts, option.WithAPIKey(key))
+	}
+	for k, v := range req.Model.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	// The raw response lets a failure whose body is not an API error (a
+	// proxy's page, an empty 429) still report its status and headers.
+	var res *http.Response
+	opts = append(opts, option.WithResponseInto(&res))
+
+	// The SDK sends the request and, on success, hands over the response
+	// body (WithResponseBodyInto replaces its decoding target); its SSE
+	// decoder frames the events, which decode into wireChunk (see wire.go
+	// for why not the SDK's chunk type).
+	var body *http.Response
+	svc := sdk.NewChatCompletionService(opts...)
+	if err := svc.NewStreaming(ctx, buildParams(req, &c), option.WithResponseBodyInto(&body)).Err(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return failure(err, res, red)
+	}
+	if body == nil || body.Body == nil {
+		return transportError(errNoResponse, red)
+	}
+	dec := ssestream.NewDecoder(body)
+	defer dec.Close()
+
+	s := streamState{fn: fn, c: &c, active: -1}
+	var ch wireChunk // one value for all events: it escapes to the heap
+	for dec.Next() {
+		ev := dec.Event()
+		if bytes.HasPrefix(ev.Data, done) {
+			break
+		}
+		// Zeroed per event: decoding into a used value would keep fields
+		// the new chunk omits.
+		ch = wireChunk{}
+		if err := json.Unmarshal(ev.Data, &ch); err != nil {
+			return malformed(err, red)
+		}
+		if ch.Error != nil {
+			return streamError(ev, red)
+		}
+		if err := s.chunk(&ch, ev.Data); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := dec.Err(); err != nil {
+		return transportError(err, red)
+	}
+	return s.end(red)
+}
+
+// done is the data of the stream's last event.
+var done = []byte("[DONE]")
+
+// failure converts what stopped the stream.
+func failure(err error, res *http.Response, red redactor) error {
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		var body string
+		if apiErr.JSON.Message.Raw() == "" && apiErr.Response != nil && apiErr.Response.Body != nil {
+			b, _ := io.ReadAll(apiErr.Response.Body)
+			body = string(b)
+		}
+		return statusError(err, apiErr, apiErr.Response, body, red)
+	}
+	if res != nil && res.StatusCode >= 400 {
+		// The SDK could not read the body as an API error; it put the body
+		// back on the response before returning.
+		var body string
+		if res.Body != nil {
+			b, _ := io.ReadAll(res.Body)
+			body = string(b)
+		}
+		return statusError(err, nil, res, body, red)
+	}
+	return transportError(err, red)
+}
