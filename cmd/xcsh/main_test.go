@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
+	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
 	"github.com/xcsh-go/xcsh/rpc/rpctest"
 )
 
@@ -32,13 +35,16 @@ func TestScripts(t *testing.T) {
 		return nil
 	})
 	p.Cmds["apiserver"] = apiServerCmd
+	p.Cmds["render"] = renderCmd
 	testscript.Run(t, p)
 }
 
 // apiServerCmds are the scenarios' stand-ins for model APIs: the adapters'
 // own scripted servers on 127.0.0.1.
 //
-//	apiserver ollama NAME SCRIPT   start ollamatest with the script; $NAME is its URL
+//	apiserver ollama NAME SCRIPT     start ollamatest with the script; $NAME is its URL
+//	apiserver openai NAME SCRIPT     the same with openaitest ($NAME ends in /v1)
+//	apiserver anthropic NAME SCRIPT  the same with anthropictest
 //	apiserver requests NAME        print the request bodies it received, one per line
 func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
@@ -59,6 +65,26 @@ func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Defer(srv.Close)
 		servers[args[1]] = ollamaBodies{srv}
 		ts.Setenv(args[1], srv.URL)
+	case "openai":
+		if len(args) != 3 {
+			ts.Fatalf("usage: apiserver openai NAME SCRIPT")
+		}
+		script, err := openaitest.LoadScript(ts.MkAbs(args[2]))
+		ts.Check(err)
+		srv := openaitest.NewServer(script)
+		ts.Defer(srv.Close)
+		servers[args[1]] = openaiBodies{srv}
+		ts.Setenv(args[1], srv.URL)
+	case "anthropic":
+		if len(args) != 3 {
+			ts.Fatalf("usage: apiserver anthropic NAME SCRIPT")
+		}
+		script, err := anthropictest.Load(ts.MkAbs(args[2]))
+		ts.Check(err)
+		srv := anthropictest.New(script)
+		ts.Defer(srv.Close)
+		servers[args[1]] = anthropicBodies{srv}
+		ts.Setenv(args[1], srv.URL)
 	case "requests":
 		srv, ok := servers[args[1]]
 		if !ok {
@@ -68,13 +94,33 @@ func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 			fmt.Fprintf(ts.Stdout(), "%s\n", body)
 		}
 	default:
-		ts.Fatalf("apiserver: unknown kind %q (want ollama or requests)", args[0])
+		ts.Fatalf("apiserver: unknown kind %q (want ollama, openai, anthropic or requests)", args[0])
 	}
 }
 
 type apiServersKey struct{}
 
 type ollamaBodies struct{ *ollamatest.Server }
+
+type openaiBodies struct{ *openaitest.Server }
+
+func (o openaiBodies) RequestBodies() [][]byte {
+	var out [][]byte
+	for _, r := range o.Requests() {
+		out = append(out, r.Body)
+	}
+	return out
+}
+
+type anthropicBodies struct{ *anthropictest.Server }
+
+func (a anthropicBodies) RequestBodies() [][]byte {
+	var out [][]byte
+	for _, r := range a.Requests() {
+		out = append(out, r.Body)
+	}
+	return out
+}
 
 func (o ollamaBodies) RequestBodies() [][]byte {
 	var out [][]byte
@@ -88,3 +134,18 @@ func (o ollamaBodies) RequestBodies() [][]byte {
 
 // recorder is what every scripted API server offers the scenarios.
 type recorder interface{ RequestBodies() [][]byte }
+
+// renderCmd copies a file, expanding ${VAR} from the script's environment:
+// the way a scenario writes a models.json that points at a server whose
+// address is only known when it starts.
+//
+//	render SRC DST
+func renderCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: render SRC DST")
+	}
+	src := ts.ReadFile(args[0])
+	dst := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(filepath.Dir(dst), 0o755))
+	ts.Check(os.WriteFile(dst, []byte(os.Expand(src, ts.Getenv)), 0o644))
+}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/models"
+	"github.com/xcsh-go/xcsh/engine/provider/anthropic"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama"
+	"github.com/xcsh-go/xcsh/engine/provider/openai"
 	"github.com/xcsh-go/xcsh/fakeprovider"
 	"github.com/xcsh-go/xcsh/rpc"
 )
@@ -40,7 +42,11 @@ func setupModels(o *options, env func(string) string, deterministic bool, stderr
 		return nil, &exitError{1, "Error: " + err.Error()}
 	}
 	ms := &modelSetup{reg: reg}
-	ms.provider = &mux{reg: reg, ollama: ollama.New(ollama.Options{})}
+	ms.provider = &mux{reg: reg,
+		ollama:    ollama.New(ollama.Options{}),
+		openai:    openai.New(openai.Options{APIKey: reg.APIKey}),
+		anthropic: anthropic.New(anthropic.Options{APIKey: reg.APIKey}),
+	}
 	reg.SetKeyless("fake")
 
 	provider, model := splitModelFlags(o.provider, o.model)
@@ -218,9 +224,9 @@ func (thinkingPolicy) Clamp(m engine.Model, l engine.ThinkingLevel) engine.Think
 // of its model's API, with the model's headers resolved (the registry
 // keeps secrets out of the Model the wire shows).
 type mux struct {
-	reg    *models.Registry
-	fake   engine.Provider
-	ollama engine.Provider
+	reg                       *models.Registry
+	fake                      engine.Provider
+	ollama, openai, anthropic engine.Provider
 }
 
 func (m *mux) Stream(ctx context.Context, req *engine.Request, fn func(engine.StreamEvent) error) error {
@@ -228,7 +234,14 @@ func (m *mux) Stream(ctx context.Context, req *engine.Request, fn func(engine.St
 	switch {
 	case req.Model.API == "fake":
 		p = m.fake
-	case req.Model.API == "ollama" || req.Model.Provider == "ollama" && req.Model.API != "openai-completions":
+	case req.Model.API == "openai-completions":
+		p = m.openai
+	case req.Model.API == "anthropic-messages":
+		p = m.anthropic
+	case req.Model.API == "ollama" || req.Model.Provider == "ollama":
+		// The registry's implicit Ollama provider says openai-responses (the
+		// original's choice); we speak Ollama's native API, which honours
+		// num_ctx.
 		p = m.ollama
 	}
 	if p == nil {
