@@ -147,7 +147,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		return fmt.Errorf("anthropic: %w", err)
 	}
 	if err := stream.Err(); err != nil {
-		return providerError(err, secrets(req.Model, key))
+		return providerError(err, engine.Secrets(req.Model, key))
 	}
 	return &engine.ProviderError{
 		Kind:    engine.ErrorTransport,

@@ -52,34 +52,8 @@ func providerError(err error, secrets []string) error {
 		pe.Kind = engine.ErrorTransport
 		pe.Message = fmt.Sprintf("Connection error: %v", err)
 	}
-	for _, v := range secrets {
-		pe.Message = strings.ReplaceAll(pe.Message, v, "***")
-	}
+	pe.Message = engine.Redact(pe.Message, secrets)
 	return pe
-}
-
-// secrets lists the values no error message may show: the key and the
-// values of configured headers that carry credentials. Other header values
-// (a version, a feature flag) stay, since scrubbing short common strings
-// would garble the API's wording.
-func secrets(m engine.Model, key string) []string {
-	var out []string
-	if key != "" {
-		out = append(out, key)
-	}
-	for k, v := range m.Headers {
-		name := strings.ToLower(k)
-		if v == "" || !(strings.Contains(name, "key") || strings.Contains(name, "auth") ||
-			strings.Contains(name, "token") || strings.Contains(name, "secret") || strings.Contains(name, "cookie")) {
-			continue
-		}
-		out = append(out, v)
-		// "Bearer <token>" may come back as the token alone.
-		if _, tok, ok := strings.Cut(v, " "); ok && tok != "" {
-			out = append(out, tok)
-		}
-	}
-	return out
 }
 
 // classifyAPIError fills pe from an API error: an HTTP error status, or an

@@ -347,7 +347,7 @@ func TestErrors(t *testing.T) {
 			resp:    at.ErrorResponse(401, "authentication_error", "bad key "+testKey, nil),
 			kind:    engine.ErrorAuth,
 			status:  401,
-			message: "~bad key ***",
+			message: "~bad key [redacted]",
 		},
 	}
 	for _, tt := range tests {
@@ -496,7 +496,7 @@ func TestHeaderSecretScrubbed(t *testing.T) {
 		m.Headers = map[string]string{"X-Gateway-Auth": "Bearer " + secret, "X-Region": "eu"}
 		return userRequest(m, "hi")
 	})
-	checkError(t, err, engine.ErrorAuth, 403, 0, "~token *** or *** revoked")
+	checkError(t, err, engine.ErrorAuth, 403, 0, "~token [redacted] or [redacted] revoked")
 	if strings.Contains(err.Error(), secret) {
 		t.Errorf("the header secret appears in %q", err)
 	}

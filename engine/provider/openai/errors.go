@@ -33,28 +33,7 @@ const maxBodyInMessage = 500
 // provided: sk-...").
 type redactor []string
 
-func newRedactor(key string, headers map[string]string) redactor {
-	var r redactor
-	// A key of a few characters is a placeholder for a keyless local
-	// server, not a secret; replacing it would mangle the message.
-	if len(key) >= 4 {
-		r = append(r, key)
-	}
-	for _, v := range headers {
-		// Short values ("1", "true") are not secrets either.
-		if len(v) >= 8 {
-			r = append(r, v)
-		}
-	}
-	return r
-}
-
-func (r redactor) clean(s string) string {
-	for _, secret := range r {
-		s = strings.ReplaceAll(s, secret, "[redacted]")
-	}
-	return s
-}
+func (r redactor) clean(s string) string { return engine.Redact(s, r) }
 
 // statusError converts a failed HTTP exchange. apiErr is nil when the SDK
 // could not parse the body as an API error (a proxy's HTML page, an empty

@@ -77,7 +77,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if p.opts.APIKey != nil {
 		key = p.opts.APIKey(req.Model)
 	}
-	red := newRedactor(key, req.Model.Headers)
+	red := redactor(engine.Secrets(req.Model, key))
 
 	baseURL := req.Model.BaseURL
 	if baseURL == "" {
