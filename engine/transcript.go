@@ -4,57 +4,88 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 )
 
-// Entry types of the session record (agent-core.md §5.2). The sessions
-// issue adds the rest (compaction, branch_summary, custom, label, ...);
-// each is one more constant and one more case where the context is derived.
+// Entry types of the session record (agent-core.md §5.2). An entry of any
+// other type (service_tier_change, ttsr_injection, mode_change,
+// session_init, ...) is kept opaque: it loads, takes part in the tree and is
+// written back unchanged, but contributes nothing to the context.
 const (
 	EntryMessage             = "message"
 	EntryModelChange         = "model_change"
 	EntryThinkingLevelChange = "thinking_level_change"
+	EntryCompaction          = "compaction"
+	EntryBranchSummary       = "branch_summary"
+	EntryCustom              = "custom"
+	EntryCustomMessage       = "custom_message"
+	EntryLabel               = "label"
 )
 
 // Entry is one node of the session tree: every change to the session
-// record is an appended entry, the child of the current leaf.
+// record is an appended entry, the child of the current leaf. One struct
+// holds the payload of every type (the fields a type does not use stay
+// zero) so the record is a plain slice and the common case, a message,
+// costs one allocation. Raw JSON fields hold compact JSON, nil when the key
+// is absent.
 type Entry struct {
 	Type      string
 	ID        string // 8 hex, unique within the session
 	ParentID  string // "" for a root entry (parentId null on the wire)
 	Timestamp int64  // Unix milliseconds
+
 	// Message is the payload of EntryMessage.
 	Message Message
-	// Model is the payload of EntryModelChange: "provider/modelId".
+
+	// Model ("provider/modelId") and Role (omitted when "", which the
+	// original reads as "default") are the payload of EntryModelChange.
 	Model string
+	Role  string
+
 	// ThinkingLevel is the payload of EntryThinkingLevelChange; "" is null.
 	ThinkingLevel ThinkingLevel
-}
 
-// AppendJSON appends the entry as a line of a version-3 session file
-// (without the newline), in the original's key order.
-func (e *Entry) AppendJSON(dst []byte) []byte {
-	dst = appendStringField(appendType(dst, e.Type), "id", e.ID)
-	if e.ParentID == "" {
-		dst = append(appendKey(dst, "parentId"), "null"...)
-	} else {
-		dst = appendStringField(dst, "parentId", e.ParentID)
-	}
-	ts := time.UnixMilli(e.Timestamp).UTC().Format("2006-01-02T15:04:05.000Z")
-	dst = appendStringField(dst, "timestamp", ts)
-	switch e.Type {
-	case EntryMessage:
-		dst = appendMessage(appendKey(dst, "message"), e.Message)
-	case EntryModelChange:
-		dst = appendStringField(dst, "model", e.Model)
-	case EntryThinkingLevelChange:
-		if e.ThinkingLevel == "" {
-			dst = append(appendKey(dst, "thinkingLevel"), "null"...)
-		} else {
-			dst = appendStringField(dst, "thinkingLevel", string(e.ThinkingLevel))
-		}
-	}
-	return append(dst, '}')
+	// Summary is the text of EntryCompaction and EntryBranchSummary.
+	Summary string
+	// ShortSummary (omitted when ""), FirstKeptEntryID, TokensBefore and
+	// PreserveData are EntryCompaction's.
+	ShortSummary     string
+	FirstKeptEntryID string
+	TokensBefore     int64
+	PreserveData     []byte
+	// Details is extension data of EntryCompaction, EntryBranchSummary and
+	// EntryCustomMessage (never sent to a model).
+	Details []byte
+	// FromExtension is written when set (false as well as true).
+	FromExtension *bool
+	// FromID is EntryBranchSummary's: the entry the branch left, "root"
+	// when it left before the first entry.
+	FromID string
+
+	// CustomType names the extension of EntryCustom and EntryCustomMessage.
+	CustomType string
+	// Data is EntryCustom's extension state.
+	Data []byte
+	// Content (a JSON string when StringContent and a single text block),
+	// Display and Attribution (omitted when "") are EntryCustomMessage's.
+	Content       []ContentBlock
+	StringContent bool
+	Display       bool
+	Attribution   string
+
+	// TargetID and Label are EntryLabel's; an empty Label clears the label
+	// and is omitted, as the original omits an undefined one.
+	TargetID string
+	Label    string
+
+	// emptyLabel: the decoded label entry had "label":"" (not absent), so
+	// it is written back the same way.
+	emptyLabel bool
+	// rawTimestamp is a decoded timestamp that does not print back the same
+	// from Timestamp (not the canonical millisecond form); "" otherwise.
+	rawTimestamp string
+	// rest holds the payload of an entry of a type this package does not
+	// know: its keys other than type/id/parentId/timestamp, in file order.
+	rest []rawField
 }
 
 // Store receives every entry appended to the session record, in order, on
