@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 )
@@ -158,7 +159,9 @@ func (t *transcript) has(id string) bool {
 }
 
 // append adds e as the child of the leaf and makes it the leaf. e.ID must
-// be set and unique.
+// be set and unique. Appending anything but a compaction extends the
+// cached context in O(1); a compaction replaces the head of the context,
+// so the branch is derived again.
 func (t *transcript) append(e *Entry) {
 	if t.index == nil {
 		t.index = map[string]int{}
@@ -166,6 +169,10 @@ func (t *transcript) append(e *Entry) {
 	e.ParentID = t.leaf
 	t.index[e.ID] = len(t.entries)
 	t.entries = append(t.entries, e)
+	if e.Type == EntryCompaction {
+		_ = t.setLeaf(e.ID) // cannot fail: e was just indexed
+		return
+	}
 	t.leaf = e.ID
 	if m := contextMessage(e); m != nil {
 		t.context = append(t.context, m)
@@ -198,19 +205,110 @@ func (t *transcript) setLeaf(id string) error {
 		return ErrNoEntry
 	}
 	t.leaf = id
-	t.context = t.context[:0:0]
-	for _, e := range t.branch(id) {
-		if m := contextMessage(e); m != nil && !t.hidden[e.ID] {
-			t.context = append(t.context, m)
-		}
-	}
+	t.context = t.deriveContext(t.branch(id))
 	return nil
 }
 
-// contextMessage is what an entry contributes to the model's context.
+// deriveContext is the model's context of a branch (root first), as the
+// original's buildSessionContext derives it (agent-core.md §5.3): without
+// a compaction, what every entry contributes; with one, a compaction
+// summary for the latest compaction, then the entries from its
+// firstKeptEntryId up to it (none when the compaction carries a provider's
+// replacement history, which stands in for them), then everything after
+// it. Hidden entries stay out.
+func (t *transcript) deriveContext(branch []*Entry) []Message {
+	out := make([]Message, 0, len(branch))
+	add := func(e *Entry) {
+		if m := contextMessage(e); m != nil && !t.hidden[e.ID] {
+			out = append(out, m)
+		}
+	}
+	ci := -1
+	for i := len(branch) - 1; i >= 0; i-- {
+		if branch[i].Type == EntryCompaction {
+			ci = i
+			break
+		}
+	}
+	if ci < 0 {
+		for _, e := range branch {
+			add(e)
+		}
+		return out
+	}
+	c := branch[ci]
+	payload := remoteHistory(c.PreserveData)
+	out = append(out, &CompactionSummaryMessage{
+		Summary:         c.Summary,
+		ShortSummary:    c.ShortSummary,
+		TokensBefore:    c.TokensBefore,
+		ProviderPayload: payload,
+		Timestamp:       c.Timestamp,
+	})
+	if payload == nil {
+		kept := false
+		for _, e := range branch[:ci] {
+			kept = kept || e.ID == c.FirstKeptEntryID
+			if kept {
+				add(e)
+			}
+		}
+	}
+	for _, e := range branch[ci+1:] {
+		add(e)
+	}
+	return out
+}
+
+// remoteHistory returns the providerPayload of a compaction whose
+// preserveData holds an OpenAI remote compaction
+// (openaiRemoteCompaction: {provider, replacementHistory}), nil otherwise.
+func remoteHistory(preserve []byte) []byte {
+	if preserve == nil {
+		return nil
+	}
+	var p struct {
+		Remote *struct {
+			Provider any             `json:"provider"`
+			History  json.RawMessage `json:"replacementHistory"`
+		} `json:"openaiRemoteCompaction"`
+	}
+	if json.Unmarshal(preserve, &p) != nil || p.Remote == nil {
+		return nil
+	}
+	provider, _ := p.Remote.Provider.(string)
+	items := rawValue(p.Remote.History)
+	if provider == "" || len(items) == 0 || items[0] != '[' {
+		return nil
+	}
+	dst := append([]byte(nil), `{"type":"openaiResponsesHistory","provider":`...)
+	dst = AppendJSONString(dst, provider)
+	dst = AppendRawJSON(append(dst, `,"items":`...), items)
+	return append(dst, '}')
+}
+
+// contextMessage is what an entry other than a compaction contributes to
+// the model's context: a message entry its message, a custom_message entry
+// a custom message, a branch_summary entry with a summary a branchSummary
+// message; state entries nothing.
 func contextMessage(e *Entry) Message {
-	if e.Type == EntryMessage {
+	switch e.Type {
+	case EntryMessage:
 		return e.Message
+	case EntryCustomMessage:
+		return &CustomMessage{
+			CustomType:    e.CustomType,
+			Content:       e.Content,
+			StringContent: e.StringContent,
+			Display:       e.Display,
+			Details:       e.Details,
+			Attribution:   e.Attribution,
+			Timestamp:     e.Timestamp,
+		}
+	case EntryBranchSummary:
+		if e.Summary != "" {
+			return &BranchSummaryMessage{Summary: e.Summary, FromID: e.FromID, Timestamp: e.Timestamp}
+		}
 	}
 	return nil
 }
