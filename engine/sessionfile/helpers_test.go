@@ -50,7 +50,7 @@ func conversation(turns int) []*engine.Entry {
 				Arguments: []byte(`{"path":"main.go"}`)})
 		es = append(es, a, &engine.Entry{Type: engine.EntryMessage, Message: &engine.ToolResultMessage{
 			ToolCallID: fmt.Sprintf("call_%d", i), ToolName: "read",
-			Content:    []engine.ContentBlock{engine.TextBlock("package main\n\nfunc main() {}\n")}, Timestamp: t0}})
+			Content: []engine.ContentBlock{engine.TextBlock("package main\n\nfunc main() {}\n")}, Timestamp: t0}})
 	}
 	return chain(es...)
 }
