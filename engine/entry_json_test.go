@@ -66,10 +66,11 @@ func TestDecodeEntryFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Type != EntryCompaction || e.ID != "91b2c3d4" || e.ParentID != "81b2c3d4" ||
-		e.FirstKeptEntryID != "e1b2c3d4" || e.TokensBefore != 200000 || e.ShortSummary != "More" ||
-		e.FromExtension == nil || *e.FromExtension || string(e.PreserveData) != `{"k":{"v":1}}` {
-		t.Fatalf("compaction decoded as %+v", e)
+	c := e.Compaction
+	if e.Type != EntryCompaction || e.ID != "91b2c3d4" || e.ParentID != "81b2c3d4" || c == nil ||
+		c.FirstKeptEntryID != "e1b2c3d4" || c.TokensBefore != 200000 || c.ShortSummary != "More" ||
+		c.FromExtension == nil || *c.FromExtension || string(c.PreserveData) != `{"k":{"v":1}}` {
+		t.Fatalf("compaction decoded as %+v %+v", e, c)
 	}
 	if want := time.Date(2026, 7, 2, 18, 41, 0, 0, time.UTC).UnixMilli(); e.Timestamp != want {
 		t.Fatalf("timestamp %d", e.Timestamp)
@@ -110,12 +111,12 @@ func TestEntryBuiltInGo(t *testing.T) {
 		e    Entry
 		want string
 	}{
-		{Entry{Type: EntryLabel, ID: "00000001", Timestamp: 0, TargetID: "x"},
+		{Entry{Type: EntryLabel, ID: "00000001", Timestamp: 0, Label: &Label{TargetID: "x"}},
 			`{"type":"label","id":"00000001","parentId":null,"timestamp":"1970-01-01T00:00:00.000Z","targetId":"x"}`},
-		{Entry{Type: EntryCustomMessage, ID: "00000002", ParentID: "00000001", Timestamp: 1, CustomType: "c",
-			Content: []ContentBlock{TextBlock("t")}, StringContent: true, Attribution: "agent"},
+		{Entry{Type: EntryCustomMessage, ID: "00000002", ParentID: "00000001", Timestamp: 1, CustomMessage: &CustomMessage{
+			CustomType: "c", Content: []ContentBlock{TextBlock("t")}, StringContent: true, Attribution: "agent"}},
 			`{"type":"custom_message","customType":"c","content":"t","display":false,"attribution":"agent","id":"00000002","parentId":"00000001","timestamp":"1970-01-01T00:00:00.001Z"}`},
-		{Entry{Type: EntryBranchSummary, ID: "00000003", FromID: "root", Summary: "s", FromExtension: &yes},
+		{Entry{Type: EntryBranchSummary, ID: "00000003", BranchSummary: &BranchSummary{FromID: "root", Summary: "s", FromExtension: &yes}},
 			`{"type":"branch_summary","id":"00000003","parentId":null,"timestamp":"1970-01-01T00:00:00.000Z","fromId":"root","summary":"s","fromExtension":true}`},
 	} {
 		if got := string(tc.e.AppendJSON(nil)); got != tc.want {
@@ -135,6 +136,35 @@ func TestDecodeEntryErrors(t *testing.T) {
 	} {
 		if _, err := DecodeEntry([]byte(line)); !errors.Is(err, ErrEntry) {
 			t.Errorf("DecodeEntry(%q) = %v, want ErrEntry", line, err)
+		}
+	}
+}
+
+// The fast path of message entries and the general one agree; lines the
+// fast path does not take (other key orders, escapes, stray keys, a role
+// that only starts like a known one) decode through the general one.
+func TestDecodeMessageEntryPaths(t *testing.T) {
+	t.Parallel()
+	msg := `{"role":"user","content":"hi","attribution":"user","timestamp":1}`
+	for _, tc := range []struct{ line, want string }{
+		{`{"id":"a","type":"message","parentId":null,"timestamp":"2026-07-02T18:38:56.123Z","message":` + msg + `}`,
+			`{"type":"message","id":"a","parentId":null,"timestamp":"2026-07-02T18:38:56.123Z","message":` + msg + `}`},
+		{`{"type":"message","id":"\u0061","parentId":"p","timestamp":"2026-07-02T18:38:56.123Z","message":` + msg + `}`,
+			`{"type":"message","id":"a","parentId":"p","timestamp":"2026-07-02T18:38:56.123Z","message":` + msg + `}`},
+		{`{"type":"message","id":"a","parentId":null,"timestamp":"2026-07-02T18:38:56.123Z","message":` + msg + `,"x":1}`,
+			`{"type":"message","id":"a","parentId":null,"timestamp":"2026-07-02T18:38:56.123Z","message":` + msg + `}`},
+		{`{"type":"message","id":"a","parentId":null,"timestamp":"2026-07-02T18:38:56.123Z","message":{"role":"users","q":1}}`,
+			`{"type":"message","id":"a","parentId":null,"timestamp":"2026-07-02T18:38:56.123Z","message":{"role":"users","q":1}}`},
+		{` {"type":"message","id":"a","parentId":null,"timestamp":"2026-07-02T18:38:56.123Z","message":` + msg + `} `,
+			`{"type":"message","id":"a","parentId":null,"timestamp":"2026-07-02T18:38:56.123Z","message":` + msg + `}`},
+	} {
+		e, err := DecodeEntry([]byte(tc.line))
+		if err != nil {
+			t.Errorf("%s: %v", tc.line, err)
+			continue
+		}
+		if got := string(e.AppendJSON(nil)); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.line, got, tc.want)
 		}
 	}
 }

@@ -23,11 +23,10 @@ const (
 )
 
 // Entry is one node of the session tree: every change to the session
-// record is an appended entry, the child of the current leaf. One struct
-// holds the payload of every type (the fields a type does not use stay
-// zero) so the record is a plain slice and the common case, a message,
-// costs one allocation. Raw JSON fields hold compact JSON, nil when the key
-// is absent.
+// record is an appended entry, the child of the current leaf. The payload
+// of the common types is inline; each rarer type has its own struct behind
+// a pointer, so a message entry stays small (a long session holds a
+// hundred thousand of them).
 type Entry struct {
 	Type      string
 	ID        string // 8 hex, unique within the session
@@ -36,57 +35,65 @@ type Entry struct {
 
 	// Message is the payload of EntryMessage.
 	Message Message
-
 	// Model ("provider/modelId") and Role (omitted when "", which the
 	// original reads as "default") are the payload of EntryModelChange.
 	Model string
 	Role  string
-
 	// ThinkingLevel is the payload of EntryThinkingLevelChange; "" is null.
 	ThinkingLevel ThinkingLevel
 
-	// Summary is the text of EntryCompaction and EntryBranchSummary.
-	Summary string
-	// ShortSummary (omitted when ""), FirstKeptEntryID, TokensBefore and
-	// PreserveData are EntryCompaction's.
-	ShortSummary     string
+	Compaction    *Compaction    // EntryCompaction
+	BranchSummary *BranchSummary // EntryBranchSummary
+	Custom        *CustomState   // EntryCustom
+	// CustomMessage is the payload of EntryCustomMessage; its Timestamp and
+	// Legacy are not used (the entry has its own timestamp).
+	CustomMessage *CustomMessage
+	Label         *Label // EntryLabel
+
+	// wire keeps what a decoded entry needs to be written back unchanged
+	// and the fields cannot hold; nil for an entry built in Go.
+	wire *entryWire
+}
+
+// Compaction is the payload of EntryCompaction: the summary that replaces
+// the entries before FirstKeptEntryID in the context.
+type Compaction struct {
+	Summary          string
+	ShortSummary     string // omitted when ""
 	FirstKeptEntryID string
 	TokensBefore     int64
-	PreserveData     []byte
-	// Details is extension data of EntryCompaction, EntryBranchSummary and
-	// EntryCustomMessage (never sent to a model).
-	Details []byte
-	// FromExtension is written when set (false as well as true).
-	FromExtension *bool
-	// FromID is EntryBranchSummary's: the entry the branch left, "root"
-	// when it left before the first entry.
-	FromID string
+	Details          []byte // raw JSON, extension data; omitted when nil
+	FromExtension    *bool  // omitted when nil
+	// PreserveData is raw JSON kept across compactions (an OpenAI remote
+	// compaction's replacement history among others); omitted when nil.
+	PreserveData []byte
+}
 
-	// CustomType names the extension of EntryCustom and EntryCustomMessage.
+// BranchSummary is the payload of EntryBranchSummary: a summary of the
+// branch the conversation came back from.
+type BranchSummary struct {
+	FromID        string // the entry branched from, "root" before the first
+	Summary       string
+	Details       []byte // raw JSON; omitted when nil
+	FromExtension *bool  // omitted when nil
+}
+
+// CustomState is the payload of EntryCustom: an extension's state, never
+// part of the context.
+type CustomState struct {
 	CustomType string
-	// Data is EntryCustom's extension state.
-	Data []byte
-	// Content (a JSON string when StringContent and a single text block),
-	// Display and Attribution (omitted when "") are EntryCustomMessage's.
-	Content       []ContentBlock
-	StringContent bool
-	Display       bool
-	Attribution   string
+	Data       []byte // raw JSON; omitted when nil
+}
 
-	// TargetID and Label are EntryLabel's; an empty Label clears the label
-	// and is omitted, as the original omits an undefined one.
+// Label is the payload of EntryLabel: a bookmark on an entry. An empty
+// Text clears the label and is omitted, as the original omits an
+// undefined one.
+type Label struct {
 	TargetID string
-	Label    string
-
-	// emptyLabel: the decoded label entry had "label":"" (not absent), so
-	// it is written back the same way.
-	emptyLabel bool
-	// rawTimestamp is a decoded timestamp that does not print back the same
-	// from Timestamp (not the canonical millisecond form); "" otherwise.
-	rawTimestamp string
-	// rest holds the payload of an entry of a type this package does not
-	// know: its keys other than type/id/parentId/timestamp, in file order.
-	rest []rawField
+	Text     string
+	// emptyText: a decoded entry had "label":"" (not absent); it is
+	// written back the same way.
+	emptyText bool
 }
 
 // Store receives every entry appended to the session record, in order, on
@@ -236,14 +243,17 @@ func (t *transcript) deriveContext(branch []*Entry) []Message {
 		}
 		return out
 	}
-	c := branch[ci]
+	c := branch[ci].Compaction
+	if c == nil {
+		c = &Compaction{}
+	}
 	payload := remoteHistory(c.PreserveData)
 	out = append(out, &CompactionSummaryMessage{
 		Summary:         c.Summary,
 		ShortSummary:    c.ShortSummary,
 		TokensBefore:    c.TokensBefore,
 		ProviderPayload: payload,
-		Timestamp:       c.Timestamp,
+		Timestamp:       branch[ci].Timestamp,
 	})
 	if payload == nil {
 		kept := false
@@ -296,18 +306,14 @@ func contextMessage(e *Entry) Message {
 	case EntryMessage:
 		return e.Message
 	case EntryCustomMessage:
-		return &CustomMessage{
-			CustomType:    e.CustomType,
-			Content:       e.Content,
-			StringContent: e.StringContent,
-			Display:       e.Display,
-			Details:       e.Details,
-			Attribution:   e.Attribution,
-			Timestamp:     e.Timestamp,
+		if e.CustomMessage != nil {
+			m := *e.CustomMessage
+			m.Legacy, m.Timestamp = false, e.Timestamp
+			return &m
 		}
 	case EntryBranchSummary:
-		if e.Summary != "" {
-			return &BranchSummaryMessage{Summary: e.Summary, FromID: e.FromID, Timestamp: e.Timestamp}
+		if b := e.BranchSummary; b != nil && b.Summary != "" {
+			return &BranchSummaryMessage{Summary: b.Summary, FromID: b.FromID, Timestamp: e.Timestamp}
 		}
 	}
 	return nil

@@ -44,7 +44,7 @@ func ctxBuild(entries ...*Entry) *transcript {
 func TestContextDerivation(t *testing.T) {
 	t.Parallel()
 	compaction := func(first, summary string) *Entry {
-		return &Entry{Type: EntryCompaction, Summary: summary, FirstKeptEntryID: first, TokensBefore: 1000}
+		return &Entry{Type: EntryCompaction, Compaction: &Compaction{Summary: summary, FirstKeptEntryID: first, TokensBefore: 1000}}
 	}
 	for _, tc := range []struct {
 		name    string
@@ -60,16 +60,16 @@ func TestContextDerivation(t *testing.T) {
 		{"firstKept not on branch", []*Entry{ctxUser("a"), compaction("zz", "S"), ctxUser("b")},
 			"compactionSummary:S user:b"},
 		{"remote history replaces kept", []*Entry{ctxUser("a"), ctxAssistant(),
-			{Type: EntryCompaction, Summary: "S", FirstKeptEntryID: "e1",
-				PreserveData: []byte(`{"openaiRemoteCompaction":{"provider":"openai","replacementHistory":[{"type":"message"}]}}`)},
+			{Type: EntryCompaction, Compaction: &Compaction{Summary: "S", FirstKeptEntryID: "e1",
+				PreserveData: []byte(`{"openaiRemoteCompaction":{"provider":"openai","replacementHistory":[{"type":"message"}]}}`)}},
 			ctxUser("b")},
 			"compactionSummary:S user:b"},
 		{"custom_message and branch_summary", []*Entry{ctxUser("a"),
-			{Type: EntryBranchSummary, FromID: "root", Summary: "B"},
-			{Type: EntryBranchSummary, FromID: "root"}, // no summary: nothing
-			{Type: EntryCustomMessage, CustomType: "ttsr-injection", Content: []ContentBlock{TextBlock("r")}},
-			{Type: EntryCustom, CustomType: "state"},
-			{Type: EntryLabel, TargetID: "e1", Label: "x"}},
+			{Type: EntryBranchSummary, BranchSummary: &BranchSummary{FromID: "root", Summary: "B"}},
+			{Type: EntryBranchSummary, BranchSummary: &BranchSummary{FromID: "root"}}, // no summary: nothing
+			{Type: EntryCustomMessage, CustomMessage: &CustomMessage{CustomType: "ttsr-injection", Content: []ContentBlock{TextBlock("r")}}},
+			{Type: EntryCustom, Custom: &CustomState{CustomType: "state"}},
+			{Type: EntryLabel, Label: &Label{TargetID: "e1", Text: "x"}}},
 			"user:a branchSummary:B custom:ttsr-injection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,9 +91,9 @@ func TestContextDerivation(t *testing.T) {
 
 func TestContextCompactionDetails(t *testing.T) {
 	t.Parallel()
-	tr := ctxBuild(ctxUser("a"), ctxAssistant(), &Entry{Type: EntryCompaction, Summary: "S", ShortSummary: "s",
-		FirstKeptEntryID: "e2", TokensBefore: 42, Timestamp: 7,
-		PreserveData: []byte(`{"openaiRemoteCompaction":{"provider":"openai","replacementHistory":[{"a":1}]}}`)})
+	tr := ctxBuild(ctxUser("a"), ctxAssistant(), &Entry{Type: EntryCompaction, Timestamp: 7, Compaction: &Compaction{
+		Summary: "S", ShortSummary: "s", FirstKeptEntryID: "e2", TokensBefore: 42,
+		PreserveData: []byte(`{"openaiRemoteCompaction":{"provider":"openai","replacementHistory":[{"a":1}]}}`)}})
 	c, ok := tr.context[0].(*CompactionSummaryMessage)
 	if !ok || len(tr.context) != 1 {
 		t.Fatalf("context %s", ctxRoles(tr.context))
@@ -108,7 +108,7 @@ func TestContextCompactionDetails(t *testing.T) {
 func TestContextFollowsLeaf(t *testing.T) {
 	t.Parallel()
 	tr := ctxBuild(ctxUser("a"), ctxAssistant(), ctxUser("b"), ctxAssistant(),
-		&Entry{Type: EntryCompaction, Summary: "S", FirstKeptEntryID: "e3"}, ctxUser("c"))
+		&Entry{Type: EntryCompaction, Compaction: &Compaction{Summary: "S", FirstKeptEntryID: "e3"}}, ctxUser("c"))
 	// Back before the compaction: the whole branch again.
 	if err := tr.setLeaf("e4"); err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestContextFollowsLeaf(t *testing.T) {
 	// A hidden message stays out after a rebuild across a compaction.
 	tr = ctxBuild(ctxUser("a"), ctxAssistant())
 	tr.hideLast()
-	tr.append(&Entry{ID: "c1", Type: EntryCompaction, Summary: "S", FirstKeptEntryID: "e1"})
+	tr.append(&Entry{ID: "c1", Type: EntryCompaction, Compaction: &Compaction{Summary: "S", FirstKeptEntryID: "e1"}})
 	if got, want := ctxRoles(tr.context), "compactionSummary:S user:a"; got != want {
 		t.Fatalf("got %s want %s", got, want)
 	}

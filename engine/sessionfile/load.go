@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -48,7 +50,10 @@ func Load(path string) (*Session, error) {
 }
 
 // read parses a session from r, line by line: memory is the entries, not
-// the file.
+// the file. Decoding (nearly all the cost: encoding/json) runs on up to
+// GOMAXPROCS goroutines over chunks of lines while this one reads; results
+// are assembled in file order, so the outcome is the same as a serial
+// read. A small file is decoded inline.
 func read(r io.Reader) (*Session, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	var long []byte // reused for lines longer than the reader's buffer
@@ -70,6 +75,10 @@ func read(r io.Reader) (*Session, error) {
 	if h.Version != Version {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("session version %d loaded as is (not migrated to %d)", h.Version, Version))
 	}
+
+	d := newDecoder()
+	c := newChunk(2)
+	lastN, lastTerminated := 0, true
 	for n := 2; err == nil; n++ {
 		line, err = readLine(br, &long)
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -80,28 +89,132 @@ func read(r io.Reader) (*Session, error) {
 			break
 		}
 		s.size += int64(len(line))
-		terminated := line[len(line)-1] == '\n'
-		if terminated {
+		lastN, lastTerminated = n, line[len(line)-1] == '\n'
+		if lastTerminated {
 			s.good = s.size
 		}
-		body := trimEOL(line)
-		if len(bytes.TrimSpace(body)) == 0 {
-			continue
+		c.add(trimEOL(line))
+		if c.full() {
+			d.submit(c)
+			c = newChunk(n + 1)
 		}
-		e, derr := engine.DecodeEntry(body)
-		if derr != nil {
-			if !terminated {
+	}
+	d.submit(c)
+	for _, c := range d.wait() {
+		s.Entries = append(s.Entries, c.entries...)
+		for _, le := range c.errs {
+			if le.n == lastN && !lastTerminated {
 				s.torn = true
-				s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: torn last line (%d bytes, no newline) skipped: %v", n, len(body), derr))
+				s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: torn last line (%d bytes, no newline) skipped: %v", le.n, le.size, le.err))
 			} else {
-				s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: skipped: %v", n, derr))
+				s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: skipped: %v", le.n, le.err))
 			}
-			continue
 		}
-		s.Entries = append(s.Entries, e)
-		s.Leaf = e.ID
+	}
+	if k := len(s.Entries); k > 0 {
+		s.Leaf = s.Entries[k-1].ID
 	}
 	return s, nil
+}
+
+// chunk is a run of consecutive lines decoded together.
+type chunk struct {
+	first   int    // line number of the first line
+	data    []byte // the lines, without newlines, back to back
+	ends    []int  // where each line ends in data
+	entries []*engine.Entry
+	errs    []lineError
+}
+
+type lineError struct {
+	n, size int
+	err     error
+}
+
+// Chunks are large enough that handing one to a goroutine costs little
+// against decoding it.
+const (
+	chunkLines = 512
+	chunkBytes = 1 << 20
+)
+
+func newChunk(first int) *chunk {
+	return &chunk{first: first, data: make([]byte, 0, 256<<10), ends: make([]int, 0, chunkLines)}
+}
+
+func (c *chunk) add(line []byte) {
+	c.data = append(c.data, line...)
+	c.ends = append(c.ends, len(c.data))
+}
+
+func (c *chunk) full() bool { return len(c.ends) >= chunkLines || len(c.data) >= chunkBytes }
+
+func (c *chunk) decode() {
+	start := 0
+	for i, end := range c.ends {
+		line := c.data[start:end]
+		start = end
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue // the original's lenient parse skips blank lines
+		}
+		e, err := engine.DecodeEntry(line)
+		if err != nil {
+			c.errs = append(c.errs, lineError{n: c.first + i, size: len(line), err: err})
+			continue
+		}
+		c.entries = append(c.entries, e)
+	}
+	c.data, c.ends = nil, nil // the entries do not refer to the bytes
+}
+
+// decoder decodes chunks, in parallel once a file is more than one chunk.
+type decoder struct {
+	chunks  []*chunk // in file order; owned by the reading goroutine
+	jobs    chan *chunk
+	wg      sync.WaitGroup
+	workers int
+}
+
+func newDecoder() *decoder {
+	return &decoder{workers: min(runtime.GOMAXPROCS(0), 8)}
+}
+
+// submit queues c. The first chunk is held back: a file that fits in one
+// chunk is decoded inline by wait, with no goroutine.
+func (d *decoder) submit(c *chunk) {
+	if len(c.ends) == 0 {
+		return
+	}
+	d.chunks = append(d.chunks, c)
+	if len(d.chunks) == 1 || d.workers < 2 {
+		return
+	}
+	if d.jobs == nil {
+		d.jobs = make(chan *chunk, d.workers)
+		for range d.workers {
+			d.wg.Go(func() {
+				for c := range d.jobs {
+					c.decode()
+				}
+			})
+		}
+		d.jobs <- d.chunks[0]
+	}
+	d.jobs <- c
+}
+
+// wait decodes what was not handed out, waits for the workers and returns
+// the chunks in file order.
+func (d *decoder) wait() []*chunk {
+	if d.jobs == nil {
+		for _, c := range d.chunks {
+			c.decode()
+		}
+		return d.chunks
+	}
+	close(d.jobs)
+	d.wg.Wait()
+	return d.chunks
 }
 
 // readLine returns the next line including its newline (none at the end

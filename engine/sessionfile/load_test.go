@@ -190,7 +190,7 @@ func TestOpenAppendNoFinalNewline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &engine.Entry{Type: engine.EntryLabel, ID: "cccccccc", ParentID: sess.Leaf, TargetID: es[0].ID, Label: "x"}
+	e := &engine.Entry{Type: engine.EntryLabel, ID: "cccccccc", ParentID: sess.Leaf, Label: &engine.Label{TargetID: es[0].ID, Text: "x"}}
 	if err := st.Append(context.Background(), e); err != nil {
 		t.Fatal(err)
 	}
@@ -216,5 +216,49 @@ func TestLoadLongLine(t *testing.T) {
 	}
 	if got := sess.Entries[1].Message.(*engine.AssistantMessage).Content[0].Text; got != many {
 		t.Fatalf("long text changed: %d bytes", len(got))
+	}
+}
+
+// A file of many chunks loads in file order, and the warnings name the
+// right lines, however the chunks were spread over goroutines.
+func TestLoadManyChunks(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	s := New(path, newHeader())
+	es := conversation(1000)
+	appendAll(t, s, es)
+	s.Close()
+	b, _ := os.ReadFile(path)
+	lines := bytes.SplitAfter(b, []byte{'\n'})
+	lines = lines[:len(lines)-1] // the empty string after the last newline
+	var out []byte
+	for i, l := range lines {
+		if i == 1500 {
+			out = append(out, "garbage\n"...) // becomes line 1501
+		}
+		out = append(out, l...)
+	}
+	out = append(out, `{"type":"message","id":"ffff`...) // torn, line len(lines)+2
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sess.Entries) != len(es) {
+		t.Fatalf("%d entries, want %d", len(sess.Entries), len(es))
+	}
+	for i, e := range sess.Entries {
+		if e.ID != es[i].ID {
+			t.Fatalf("entry %d is %s, want %s", i, e.ID, es[i].ID)
+		}
+	}
+	if len(sess.Warnings) != 2 || !strings.HasPrefix(sess.Warnings[0], "line 1501: skipped") ||
+		!strings.HasPrefix(sess.Warnings[1], "line "+strconv.Itoa(len(lines)+2)+": torn last line") {
+		t.Fatalf("warnings %q", sess.Warnings)
+	}
+	if sess.Leaf != es[len(es)-1].ID {
+		t.Fatalf("leaf %s", sess.Leaf)
 	}
 }
