@@ -94,3 +94,51 @@ func BenchmarkDecodeEntry(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendSynced is what an fsync per entry would cost (the policy
+// this package does not take; see the package comment).
+func BenchmarkAppendSynced(b *testing.B) {
+	path := benchFile(b, 10)
+	sess, err := Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := OpenAppend(path, sess)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	e := chain(userEntry("one more question"))[0]
+	e.ParentID = sess.Leaf
+	for i := 0; i < b.N; i++ {
+		e.ID = fmt.Sprintf("f%07x", i)
+		if err := st.Append(context.Background(), e); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkList100 lists 100 sessions of 1,000 entries: only the head of
+// each file is read.
+func BenchmarkList100(b *testing.B) {
+	src, err := os.ReadFile(benchFile(b, 1_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for i := range 100 {
+		if err := os.WriteFile(filepath.Join(dir, FileName(t0, fmt.Sprintf("%016x", i))), src, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		infos, err := List(dir)
+		if err != nil || len(infos) != 100 || infos[0].FirstMessage == "" {
+			b.Fatal(err, len(infos))
+		}
+	}
+}

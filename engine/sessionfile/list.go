@@ -73,7 +73,7 @@ func ReadInfo(path string) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("%w: %w", ErrNotSession, err)
 	}
-	br := bufio.NewReaderSize(f, 16<<10)
+	br := bufio.NewReaderSize(f, listPrefix)
 	line, err := readLine(br, nil)
 	if len(line) == 0 && err != nil {
 		return Info{}, fmt.Errorf("%s: %w: empty file", path, ErrNotSession)
@@ -84,18 +84,17 @@ func ReadInfo(path string) (Info, error) {
 	}
 	info := Info{Path: path, ID: h.ID, Cwd: h.Cwd, Title: h.Title, ParentSession: h.ParentSession,
 		Created: h.Timestamp, Modified: fi.ModTime()}
-	budget := listPrefix - len(line)
-	for budget > 0 {
-		line, err = readLine(br, nil)
-		if len(line) == 0 || len(line) > budget || line[len(line)-1] != '\n' {
+	// Look for the first user message in what one buffer holds: a line
+	// longer than that (a big tool output) ends the search without being
+	// read.
+	for budget := listPrefix - len(line); budget > 0; {
+		line, err := br.ReadSlice('\n')
+		if err != nil || len(line) > budget {
 			break
 		}
 		budget -= len(line)
 		if text, ok := userText(line); ok {
 			info.FirstMessage = text
-			break
-		}
-		if err != nil {
 			break
 		}
 	}
