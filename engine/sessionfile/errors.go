@@ -8,4 +8,6 @@ var (
 	ErrNotSession = errors.New("not a session file")
 	// ErrNoSession: no session file matches (Latest, FindByID).
 	ErrNoSession = errors.New("no session found")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("session store closed")
 )

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -26,6 +27,7 @@ type Store struct {
 	// loaded without its final newline); the next append starts with a
 	// newline so its own line stays whole.
 	unterminated bool
+	closed       bool   // after Close: appends fail rather than recreate the file
 	buf          []byte // scratch line
 }
 
@@ -78,6 +80,9 @@ func (s *Store) Created() bool { return s.f != nil }
 // file with everything so far. ctx is not consulted: persisting must
 // happen even after an abort, and a local write does not block for long.
 func (s *Store) Append(_ context.Context, e *engine.Entry) error {
+	if s.closed {
+		return fmt.Errorf("append to session %s: %w", s.path, ErrClosed)
+	}
 	s.buf = appendLine(s.buf[:0], e)
 	if s.f == nil {
 		s.pending = append(s.pending, s.buf...)
@@ -118,7 +123,12 @@ func (s *Store) write(line []byte) error {
 // Flush makes sure the file exists and holds every entry appended so far,
 // even before the first assistant message (the original's ensureOnDisk,
 // for a branch written at once). It does nothing once the file exists.
+// It never replaces a file already at the path (ErrExist): a new session
+// must not destroy another.
 func (s *Store) Flush() error {
+	if s.closed {
+		return fmt.Errorf("write session %s: %w", s.path, ErrClosed)
+	}
 	if s.f != nil {
 		return nil
 	}
@@ -126,7 +136,7 @@ func (s *Store) Flush() error {
 		return fmt.Errorf("create session dir: %w", err)
 	}
 	head := append(s.header.AppendJSON(nil), '\n')
-	err := writeAtomic(s.path, func(w io.Writer) error {
+	err := writeAtomic(s.path, false, func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
 			return err
 		}
@@ -150,7 +160,7 @@ func (s *Store) Flush() error {
 // write.
 func (s *Store) SetTitle(title, source string) error {
 	s.header.Title, s.header.TitleSource = title, source
-	if s.f == nil {
+	if s.f == nil || s.closed {
 		return nil
 	}
 	src, err := os.Open(s.path)
@@ -164,7 +174,7 @@ func (s *Store) SetTitle(title, source string) error {
 	}
 	head := append(s.header.AppendJSON(nil), '\n')
 	var last byte = '\n'
-	err = writeAtomic(s.path, func(w io.Writer) error {
+	err = writeAtomic(s.path, true, func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
 			return err
 		}
@@ -200,6 +210,7 @@ func (s *Store) Sync() error {
 // created are dropped, as the original drops a session that never got an
 // answer.
 func (s *Store) Close() error {
+	s.closed = true
 	if s.f == nil {
 		return nil
 	}
@@ -212,19 +223,21 @@ func (s *Store) Close() error {
 }
 
 // writeAtomic writes a file through a temporary file in the same
-// directory: written, synced, renamed over path, and the directory synced
-// so the rename survives a power cut. Readers see the old file or the new
-// one, never a part.
-func writeAtomic(path string, fill func(io.Writer) error) (err error) {
+// directory: written, synced, moved to path, and the directory synced so
+// the move survives a power cut. Readers see the old file or the new one,
+// never a part. With replace false an existing file is left alone
+// (fs.ErrExist): the temporary file is hard-linked to path, which fails
+// if path exists, where a rename would silently replace it.
+func writeAtomic(path string, replace bool, fill func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp") // mode 0600
 	if err != nil {
 		return fmt.Errorf("write session %s: %w", path, err)
 	}
 	defer func() {
+		tmp.Close()           // a no-op error once closed
+		os.Remove(tmp.Name()) // gone already after a rename
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
 			err = fmt.Errorf("write session %s: %w", path, err)
 		}
 	}()
@@ -241,7 +254,22 @@ func writeAtomic(path string, fill func(io.Writer) error) (err error) {
 	if err = tmp.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	switch {
+	case replace:
+		err = os.Rename(tmp.Name(), path)
+	default:
+		err = os.Link(tmp.Name(), path)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			// No hard links here (some network and FUSE filesystems):
+			// check, then rename; only a racing writer can slip between.
+			if _, serr := os.Lstat(path); serr == nil {
+				err = fs.ErrExist
+			} else {
+				err = os.Rename(tmp.Name(), path)
+			}
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if d, derr := os.Open(dir); derr == nil {

@@ -3,6 +3,8 @@ package sessionfile
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,5 +188,41 @@ func TestStoreCreateError(t *testing.T) {
 	appendAll(t, s, es[:3])
 	if err := s.Append(context.Background(), es[3]); err == nil {
 		t.Fatal("no error creating a file under a regular file")
+	}
+}
+
+// A new session never replaces a file already at its path, and a closed
+// store does not recreate its file.
+func TestStoreNeverReplaces(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(path, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := New(path, newHeader())
+	es := conversation(1)
+	appendAll(t, s, es[:3])
+	if err := s.Append(context.Background(), es[3]); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("creating over an existing file: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "precious\n" {
+		t.Fatalf("file replaced: %q", b)
+	}
+	if des, _ := os.ReadDir(dir); len(des) != 1 {
+		t.Fatalf("temporary file left: %d files", len(des))
+	}
+
+	path2 := filepath.Join(dir, "t.jsonl")
+	s = New(path2, newHeader())
+	appendAll(t, s, es)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(context.Background(), es[0]); !errors.Is(err, ErrClosed) {
+		t.Fatalf("append after close: %v", err)
+	}
+	if lines := fileLines(t, path2); len(lines) != 1+len(es) {
+		t.Fatalf("%d lines", len(lines))
 	}
 }
