@@ -179,14 +179,21 @@ func newDecoder() *decoder {
 	return &decoder{workers: min(runtime.GOMAXPROCS(0), 8)}
 }
 
-// submit queues c. The first chunk is held back: a file that fits in one
-// chunk is decoded inline by wait, with no goroutine.
+// submit queues c. With one CPU it is decoded at once, so its bytes go
+// before the next chunk is read. Otherwise the first chunk is held back: a
+// file that fits in one chunk is decoded by wait, with no goroutine. The
+// queue holds as many chunks as there are workers, so reading never runs
+// far ahead of decoding.
 func (d *decoder) submit(c *chunk) {
 	if len(c.ends) == 0 {
 		return
 	}
 	d.chunks = append(d.chunks, c)
-	if len(d.chunks) == 1 || d.workers < 2 {
+	if d.workers < 2 {
+		c.decode()
+		return
+	}
+	if len(d.chunks) == 1 {
 		return
 	}
 	if d.jobs == nil {
@@ -207,8 +214,8 @@ func (d *decoder) submit(c *chunk) {
 // the chunks in file order.
 func (d *decoder) wait() []*chunk {
 	if d.jobs == nil {
-		for _, c := range d.chunks {
-			c.decode()
+		if d.workers >= 2 && len(d.chunks) == 1 {
+			d.chunks[0].decode()
 		}
 		return d.chunks
 	}
