@@ -2,59 +2,98 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
-	"time"
 )
 
-// Entry types of the session record (agent-core.md §5.2). The sessions
-// issue adds the rest (compaction, branch_summary, custom, label, ...);
-// each is one more constant and one more case where the context is derived.
+// Entry types of the session record (agent-core.md §5.2). An entry of any
+// other type (service_tier_change, ttsr_injection, mode_change,
+// session_init, ...) is kept opaque: it loads, takes part in the tree and is
+// written back unchanged, but contributes nothing to the context.
 const (
 	EntryMessage             = "message"
 	EntryModelChange         = "model_change"
 	EntryThinkingLevelChange = "thinking_level_change"
+	EntryCompaction          = "compaction"
+	EntryBranchSummary       = "branch_summary"
+	EntryCustom              = "custom"
+	EntryCustomMessage       = "custom_message"
+	EntryLabel               = "label"
 )
 
 // Entry is one node of the session tree: every change to the session
-// record is an appended entry, the child of the current leaf.
+// record is an appended entry, the child of the current leaf. The payload
+// of the common types is inline; each rarer type has its own struct behind
+// a pointer, so a message entry stays small (a long session holds a
+// hundred thousand of them).
 type Entry struct {
 	Type      string
 	ID        string // 8 hex, unique within the session
 	ParentID  string // "" for a root entry (parentId null on the wire)
 	Timestamp int64  // Unix milliseconds
+
 	// Message is the payload of EntryMessage.
 	Message Message
-	// Model is the payload of EntryModelChange: "provider/modelId".
+	// Model ("provider/modelId") and Role (omitted when "", which the
+	// original reads as "default") are the payload of EntryModelChange.
 	Model string
+	Role  string
 	// ThinkingLevel is the payload of EntryThinkingLevelChange; "" is null.
 	ThinkingLevel ThinkingLevel
+
+	Compaction    *Compaction    // EntryCompaction
+	BranchSummary *BranchSummary // EntryBranchSummary
+	Custom        *CustomState   // EntryCustom
+	// CustomMessage is the payload of EntryCustomMessage; its Timestamp and
+	// Legacy are not used (the entry has its own timestamp).
+	CustomMessage *CustomMessage
+	Label         *Label // EntryLabel
+
+	// wire keeps what a decoded entry needs to be written back unchanged
+	// and the fields cannot hold; nil for an entry built in Go.
+	wire *entryWire
 }
 
-// AppendJSON appends the entry as a line of a version-3 session file
-// (without the newline), in the original's key order.
-func (e *Entry) AppendJSON(dst []byte) []byte {
-	dst = appendStringField(appendType(dst, e.Type), "id", e.ID)
-	if e.ParentID == "" {
-		dst = append(appendKey(dst, "parentId"), "null"...)
-	} else {
-		dst = appendStringField(dst, "parentId", e.ParentID)
-	}
-	ts := time.UnixMilli(e.Timestamp).UTC().Format("2006-01-02T15:04:05.000Z")
-	dst = appendStringField(dst, "timestamp", ts)
-	switch e.Type {
-	case EntryMessage:
-		dst = appendMessage(appendKey(dst, "message"), e.Message)
-	case EntryModelChange:
-		dst = appendStringField(dst, "model", e.Model)
-	case EntryThinkingLevelChange:
-		if e.ThinkingLevel == "" {
-			dst = append(appendKey(dst, "thinkingLevel"), "null"...)
-		} else {
-			dst = appendStringField(dst, "thinkingLevel", string(e.ThinkingLevel))
-		}
-	}
-	return append(dst, '}')
+// Compaction is the payload of EntryCompaction: the summary that replaces
+// the entries before FirstKeptEntryID in the context.
+type Compaction struct {
+	Summary          string
+	ShortSummary     string // omitted when ""
+	FirstKeptEntryID string
+	TokensBefore     int64
+	Details          []byte // raw JSON, extension data; omitted when nil
+	FromExtension    *bool  // omitted when nil
+	// PreserveData is raw JSON kept across compactions (an OpenAI remote
+	// compaction's replacement history among others); omitted when nil.
+	PreserveData []byte
+}
+
+// BranchSummary is the payload of EntryBranchSummary: a summary of the
+// branch the conversation came back from.
+type BranchSummary struct {
+	FromID        string // the entry branched from, "root" before the first
+	Summary       string
+	Details       []byte // raw JSON; omitted when nil
+	FromExtension *bool  // omitted when nil
+}
+
+// CustomState is the payload of EntryCustom: an extension's state, never
+// part of the context.
+type CustomState struct {
+	CustomType string
+	Data       []byte // raw JSON; omitted when nil
+}
+
+// Label is the payload of EntryLabel: a bookmark on an entry. An empty
+// Text clears the label and is omitted, as the original omits an
+// undefined one.
+type Label struct {
+	TargetID string
+	Text     string
+	// emptyText: a decoded entry had "label":"" (not absent); it is
+	// written back the same way.
+	emptyText bool
 }
 
 // Store receives every entry appended to the session record, in order, on
@@ -127,7 +166,9 @@ func (t *transcript) has(id string) bool {
 }
 
 // append adds e as the child of the leaf and makes it the leaf. e.ID must
-// be set and unique.
+// be set and unique. Appending anything but a compaction extends the
+// cached context in O(1); a compaction replaces the head of the context,
+// so the branch is derived again.
 func (t *transcript) append(e *Entry) {
 	if t.index == nil {
 		t.index = map[string]int{}
@@ -135,6 +176,10 @@ func (t *transcript) append(e *Entry) {
 	e.ParentID = t.leaf
 	t.index[e.ID] = len(t.entries)
 	t.entries = append(t.entries, e)
+	if e.Type == EntryCompaction {
+		_ = t.setLeaf(e.ID) // cannot fail: e was just indexed
+		return
+	}
 	t.leaf = e.ID
 	if m := contextMessage(e); m != nil {
 		t.context = append(t.context, m)
@@ -167,19 +212,109 @@ func (t *transcript) setLeaf(id string) error {
 		return ErrNoEntry
 	}
 	t.leaf = id
-	t.context = t.context[:0:0]
-	for _, e := range t.branch(id) {
-		if m := contextMessage(e); m != nil && !t.hidden[e.ID] {
-			t.context = append(t.context, m)
-		}
-	}
+	t.context = t.deriveContext(t.branch(id))
 	return nil
 }
 
-// contextMessage is what an entry contributes to the model's context.
+// deriveContext is the model's context of a branch (root first), as the
+// original's buildSessionContext derives it (agent-core.md §5.3): without
+// a compaction, what every entry contributes; with one, a compaction
+// summary for the latest compaction, then the entries from its
+// firstKeptEntryId up to it (none when the compaction carries a provider's
+// replacement history, which stands in for them), then everything after
+// it. Hidden entries stay out.
+func (t *transcript) deriveContext(branch []*Entry) []Message {
+	out := make([]Message, 0, len(branch))
+	add := func(e *Entry) {
+		if m := contextMessage(e); m != nil && !t.hidden[e.ID] {
+			out = append(out, m)
+		}
+	}
+	ci := -1
+	for i := len(branch) - 1; i >= 0; i-- {
+		if branch[i].Type == EntryCompaction {
+			ci = i
+			break
+		}
+	}
+	if ci < 0 {
+		for _, e := range branch {
+			add(e)
+		}
+		return out
+	}
+	c := branch[ci].Compaction
+	if c == nil {
+		c = &Compaction{}
+	}
+	payload := remoteHistory(c.PreserveData)
+	out = append(out, &CompactionSummaryMessage{
+		Summary:         c.Summary,
+		ShortSummary:    c.ShortSummary,
+		TokensBefore:    c.TokensBefore,
+		ProviderPayload: payload,
+		Timestamp:       branch[ci].Timestamp,
+	})
+	if payload == nil {
+		kept := false
+		for _, e := range branch[:ci] {
+			kept = kept || e.ID == c.FirstKeptEntryID
+			if kept {
+				add(e)
+			}
+		}
+	}
+	for _, e := range branch[ci+1:] {
+		add(e)
+	}
+	return out
+}
+
+// remoteHistory returns the providerPayload of a compaction whose
+// preserveData holds an OpenAI remote compaction
+// (openaiRemoteCompaction: {provider, replacementHistory}), nil otherwise.
+func remoteHistory(preserve []byte) []byte {
+	if preserve == nil {
+		return nil
+	}
+	var p struct {
+		Remote *struct {
+			Provider any             `json:"provider"`
+			History  json.RawMessage `json:"replacementHistory"`
+		} `json:"openaiRemoteCompaction"`
+	}
+	if json.Unmarshal(preserve, &p) != nil || p.Remote == nil {
+		return nil
+	}
+	provider, _ := p.Remote.Provider.(string)
+	items := rawValue(p.Remote.History)
+	if provider == "" || len(items) == 0 || items[0] != '[' {
+		return nil
+	}
+	dst := append([]byte(nil), `{"type":"openaiResponsesHistory","provider":`...)
+	dst = AppendJSONString(dst, provider)
+	dst = AppendRawJSON(append(dst, `,"items":`...), items)
+	return append(dst, '}')
+}
+
+// contextMessage is what an entry other than a compaction contributes to
+// the model's context: a message entry its message, a custom_message entry
+// a custom message, a branch_summary entry with a summary a branchSummary
+// message; state entries nothing.
 func contextMessage(e *Entry) Message {
-	if e.Type == EntryMessage {
+	switch e.Type {
+	case EntryMessage:
 		return e.Message
+	case EntryCustomMessage:
+		if e.CustomMessage != nil {
+			m := *e.CustomMessage
+			m.Legacy, m.Timestamp = false, e.Timestamp
+			return &m
+		}
+	case EntryBranchSummary:
+		if b := e.BranchSummary; b != nil && b.Summary != "" {
+			return &BranchSummaryMessage{Summary: b.Summary, FromID: b.FromID, Timestamp: e.Timestamp}
+		}
 	}
 	return nil
 }

@@ -1,0 +1,294 @@
+package sessionfile
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// Store is the engine.Store of a session persisted to a file. It is used
+// from one goroutine at a time (the engine calls it on its executor).
+type Store struct {
+	path   string
+	header Header
+	// pending holds the lines of the entries appended before the file
+	// exists (lazy creation), header excluded: it may still change.
+	pending []byte
+	// f is the file open O_APPEND once it exists; nil before.
+	f *os.File
+	// unterminated: the file may end inside a line (a failed write, a file
+	// loaded without its final newline); the next append starts with a
+	// newline so its own line stays whole.
+	unterminated bool
+	closed       bool   // after Close: appends fail rather than recreate the file
+	buf          []byte // scratch line
+}
+
+var _ engine.Store = (*Store)(nil)
+
+// New returns the store of a new session to be written at path. Nothing
+// is written until the first assistant message (or Flush).
+func New(path string, h Header) *Store {
+	if h.Version == 0 {
+		h.Version = Version
+	}
+	return &Store{path: path, header: h}
+}
+
+// OpenAppend continues the file Load read as s: later entries are
+// appended after its last line. A torn last line (which Load skipped) is
+// cut off first, so the next entry starts on a fresh line.
+func OpenAppend(path string, s *Session) (*Store, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", path, err)
+	}
+	st := &Store{path: path, header: s.Header, f: f}
+	if s.good < s.size {
+		// Cut the torn tail only if the file is still the one we read;
+		// otherwise just make sure the next line starts on its own.
+		if fi, err := f.Stat(); err == nil && fi.Size() == s.size && s.torn {
+			if err := f.Truncate(s.good); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("cut torn line of %s: %w", path, err)
+			}
+		} else {
+			st.unterminated = true
+		}
+	}
+	return st, nil
+}
+
+// Path returns the session file's path.
+func (s *Store) Path() string { return s.path }
+
+// Header returns the session header.
+func (s *Store) Header() Header { return s.header }
+
+// Created reports whether the file exists (it was written or opened).
+func (s *Store) Created() bool { return s.f != nil }
+
+// Append implements engine.Store: it records e, as one line. Before the
+// file exists the line is kept; the first assistant message creates the
+// file with everything so far. ctx is not consulted: persisting must
+// happen even after an abort, and a local write does not block for long.
+func (s *Store) Append(_ context.Context, e *engine.Entry) error {
+	if s.closed {
+		return fmt.Errorf("append to session %s: %w", s.path, ErrClosed)
+	}
+	s.buf = appendLine(s.buf[:0], e)
+	if s.f == nil {
+		s.pending = append(s.pending, s.buf...)
+		if e.Type == engine.EntryMessage && e.Message != nil && e.Message.Role() == "assistant" {
+			return s.Flush()
+		}
+		return nil
+	}
+	return s.write(s.buf)
+}
+
+// appendLine appends e's line with its newline, long strings cut.
+func appendLine(dst []byte, e *engine.Entry) []byte {
+	start := len(dst)
+	dst = e.AppendJSON(dst)
+	if len(dst)-start > maxPersistChars {
+		line := truncateLongStrings(dst[start:])
+		dst = append(dst[:start], line...)
+	}
+	return append(dst, '\n')
+}
+
+// write appends one line with a single write(2). A write that fails
+// half-way leaves a partial line; the next one terminates it first.
+func (s *Store) write(line []byte) error {
+	if s.unterminated {
+		line = append([]byte{'\n'}, line...)
+	}
+	n, err := s.f.Write(line)
+	if err != nil {
+		s.unterminated = n > 0 && line[n-1] != '\n'
+		return fmt.Errorf("append to session %s: %w", s.path, err)
+	}
+	s.unterminated = false
+	return nil
+}
+
+// Flush makes sure the file exists and holds every entry appended so far,
+// even before the first assistant message (the original's ensureOnDisk,
+// for a branch written at once). It does nothing once the file exists.
+// It never replaces a file already at the path (ErrExist): a new session
+// must not destroy another.
+func (s *Store) Flush() error {
+	if s.closed {
+		return fmt.Errorf("write session %s: %w", s.path, ErrClosed)
+	}
+	if s.f != nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("create session dir: %w", err)
+	}
+	head := append(s.header.AppendJSON(nil), '\n')
+	err := writeAtomic(s.path, false, func(w io.Writer) error {
+		if _, err := w.Write(head); err != nil {
+			return err
+		}
+		_, err := w.Write(s.pending)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("open session %s: %w", s.path, err)
+	}
+	s.f, s.pending = f, nil
+	return nil
+}
+
+// SetTitle names the session (titleSource "user" or "auto"). The name
+// lives in the header, so an existing file is rewritten whole (atomically,
+// through a temporary file); otherwise the name waits for the first
+// write.
+func (s *Store) SetTitle(title, source string) error {
+	s.header.Title, s.header.TitleSource = title, source
+	if s.f == nil || s.closed {
+		return nil
+	}
+	src, err := os.Open(s.path)
+	if err != nil {
+		return fmt.Errorf("rewrite session header: %w", err)
+	}
+	defer src.Close()
+	r := bufio.NewReaderSize(src, 64<<10)
+	if _, err := readLine(r, nil); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("rewrite session header: %w", err)
+	}
+	head := append(s.header.AppendJSON(nil), '\n')
+	var last byte = '\n'
+	err = writeAtomic(s.path, true, func(w io.Writer) error {
+		if _, err := w.Write(head); err != nil {
+			return err
+		}
+		lw := &lastByteWriter{w: w, last: '\n'}
+		_, err := io.Copy(lw, r)
+		last = lw.last
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// The old descriptor names the replaced file: reopen.
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("reopen session %s: %w", s.path, err)
+	}
+	s.f.Close()
+	s.f = f
+	s.unterminated = last != '\n'
+	return nil
+}
+
+// Sync flushes the file to stable storage (fsync). Appends reach the
+// kernel at once; Sync makes them survive a kernel crash or power cut.
+func (s *Store) Sync() error {
+	if s.f == nil {
+		return nil
+	}
+	return s.f.Sync()
+}
+
+// Close syncs and closes the file. Entries kept for a file not yet
+// created are dropped, as the original drops a session that never got an
+// answer.
+func (s *Store) Close() error {
+	s.closed = true
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Sync()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	s.f = nil
+	return err
+}
+
+// writeAtomic writes a file through a temporary file in the same
+// directory: written, synced, moved to path, and the directory synced so
+// the move survives a power cut. Readers see the old file or the new one,
+// never a part. With replace false an existing file is left alone
+// (fs.ErrExist): the temporary file is hard-linked to path, which fails
+// if path exists, where a rename would silently replace it.
+func writeAtomic(path string, replace bool, fill func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp") // mode 0600
+	if err != nil {
+		return fmt.Errorf("write session %s: %w", path, err)
+	}
+	defer func() {
+		tmp.Close()           // a no-op error once closed
+		os.Remove(tmp.Name()) // gone already after a rename
+		if err != nil {
+			err = fmt.Errorf("write session %s: %w", path, err)
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 256<<10)
+	if err = fill(w); err != nil {
+		return err
+	}
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	switch {
+	case replace:
+		err = os.Rename(tmp.Name(), path)
+	default:
+		err = os.Link(tmp.Name(), path)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			// No hard links here (some network and FUSE filesystems):
+			// check, then rename; only a racing writer can slip between.
+			if _, serr := os.Lstat(path); serr == nil {
+				err = fs.ErrExist
+			} else {
+				err = os.Rename(tmp.Name(), path)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync() // best effort: not every filesystem syncs directories
+		d.Close()
+	}
+	return nil
+}
+
+// lastByteWriter remembers the last byte written through it.
+type lastByteWriter struct {
+	w    io.Writer
+	last byte
+}
+
+func (l *lastByteWriter) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
+	return n, err
+}

@@ -1,0 +1,228 @@
+package sessionfile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+func newHeader() Header {
+	return Header{ID: "0123456789abcdef", Timestamp: t0, Cwd: "/w"}
+}
+
+func appendAll(t testing.TB, s *Store, es []*engine.Entry) {
+	t.Helper()
+	for _, e := range es {
+		if err := s.Append(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func fileLines(t *testing.T, path string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		t.Fatalf("file does not end with a newline: %q", b)
+	}
+	return bytes.Split(b[:len(b)-1], []byte{'\n'})
+}
+
+func TestStoreLazyCreation(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "sessions", "-w")
+	path := filepath.Join(dir, FileName(t0, "0123456789abcdef"))
+	s := New(path, newHeader())
+	es := conversation(3)
+	// model, thinking, user: nothing on disk yet.
+	appendAll(t, s, es[:3])
+	if _, err := os.Stat(path); !os.IsNotExist(err) || s.Created() {
+		t.Fatalf("file exists before the first assistant message: %v", err)
+	}
+	if err := s.SetTitle("My session", "user"); err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, s, es[3:4]) // the assistant message: header and all entries
+	lines := fileLines(t, path)
+	if len(lines) != 5 {
+		t.Fatalf("%d lines after creation", len(lines))
+	}
+	if !bytes.Contains(lines[0], []byte(`"title":"My session","titleSource":"user"`)) {
+		t.Errorf("title kept for the first write: %s", lines[0])
+	}
+	appendAll(t, s, es[4:])
+	lines = fileLines(t, path)
+	if len(lines) != 1+len(es) {
+		t.Fatalf("%d lines, want %d", len(lines), 1+len(es))
+	}
+	for i, e := range es {
+		if got := string(lines[i+1]); got != string(e.AppendJSON(nil)) {
+			t.Errorf("line %d = %s", i+2, got)
+		}
+	}
+	checkFormat(t, lines)
+	// No temporary file is left behind.
+	if des, _ := os.ReadDir(dir); len(des) != 1 {
+		t.Errorf("dir holds %d files", len(des))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStoreModes(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	dir := filepath.Join(root, "a", "b")
+	path := filepath.Join(dir, "s.jsonl")
+	s := New(path, newHeader())
+	appendAll(t, s, conversation(1))
+	defer s.Close()
+	for _, c := range []struct {
+		path string
+		want os.FileMode
+	}{{path, 0o600}, {dir, 0o700 | os.ModeDir}, {filepath.Join(root, "a"), 0o700 | os.ModeDir}} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != c.want {
+			t.Errorf("%s: mode %v, want %v", c.path, fi.Mode(), c.want)
+		}
+	}
+	// A header rewrite keeps the mode.
+	if err := s.SetTitle("x", "user"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode() != 0o600 {
+		t.Errorf("after SetTitle: mode %v", fi.Mode())
+	}
+}
+
+func TestStoreSetTitleRewrites(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	s := New(path, newHeader())
+	es := conversation(2)
+	appendAll(t, s, es[:5])
+	if err := s.SetTitle("Renamed", "user"); err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, s, es[5:]) // appends go to the new file
+	lines := fileLines(t, path)
+	want := `{"type":"session","version":3,"id":"0123456789abcdef","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w","title":"Renamed","titleSource":"user"}`
+	if string(lines[0]) != want {
+		t.Errorf("header %s", lines[0])
+	}
+	if len(lines) != 1+len(es) {
+		t.Fatalf("%d lines, want %d", len(lines), 1+len(es))
+	}
+	checkFormat(t, lines)
+	sess, err := Load(path)
+	if err != nil || len(sess.Warnings) != 0 || sess.Header.Title != "Renamed" {
+		t.Fatalf("load: %v %v %+v", err, sess.Warnings, sess.Header)
+	}
+}
+
+func TestStoreFlushBeforeAssistant(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	s := New(path, newHeader())
+	appendAll(t, s, chain(userEntry("hi")))
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if lines := fileLines(t, path); len(lines) != 2 {
+		t.Fatalf("%d lines", len(lines))
+	}
+}
+
+func TestStoreTruncatesLongStrings(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	s := New(path, newHeader())
+	big := strings.Repeat("é", maxPersistChars+10) // 2 bytes each in UTF-8, 1 unit in UTF-16
+	a := assistantEntry(big)
+	am := a.Message.(*engine.AssistantMessage)
+	am.Content = append(am.Content, engine.ContentBlock{Type: engine.BlockThinking, Thinking: "t",
+		ThinkingSignature: strings.Repeat("s", maxPersistChars+1)})
+	appendAll(t, s, chain(userEntry("q"), a))
+	sess, err := Load(path)
+	if err != nil || len(sess.Warnings) != 0 {
+		t.Fatalf("load: %v %v", err, sess.Warnings)
+	}
+	got := sess.Entries[1].Message.(*engine.AssistantMessage)
+	text := got.Content[0].Text
+	if utf16Len(text) != maxPersistChars || !strings.HasSuffix(text, truncationNotice) {
+		t.Errorf("text: %d units, suffix %q", utf16Len(text), text[len(text)-60:])
+	}
+	if got.Content[1].ThinkingSignature != "" {
+		t.Errorf("signature not blanked: %d bytes", len(got.Content[1].ThinkingSignature))
+	}
+	if got.Content[1].Thinking != "t" {
+		t.Errorf("thinking %q", got.Content[1].Thinking)
+	}
+}
+
+// A file that cannot be created is an error of the Append that creates
+// it (the engine logs it and goes on in memory).
+func TestStoreCreateError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := New(filepath.Join(blocker, "s.jsonl"), newHeader())
+	es := conversation(1)
+	appendAll(t, s, es[:3])
+	if err := s.Append(context.Background(), es[3]); err == nil {
+		t.Fatal("no error creating a file under a regular file")
+	}
+}
+
+// A new session never replaces a file already at its path, and a closed
+// store does not recreate its file.
+func TestStoreNeverReplaces(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(path, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := New(path, newHeader())
+	es := conversation(1)
+	appendAll(t, s, es[:3])
+	if err := s.Append(context.Background(), es[3]); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("creating over an existing file: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "precious\n" {
+		t.Fatalf("file replaced: %q", b)
+	}
+	if des, _ := os.ReadDir(dir); len(des) != 1 {
+		t.Fatalf("temporary file left: %d files", len(des))
+	}
+
+	path2 := filepath.Join(dir, "t.jsonl")
+	s = New(path2, newHeader())
+	appendAll(t, s, es)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(context.Background(), es[0]); !errors.Is(err, ErrClosed) {
+		t.Fatalf("append after close: %v", err)
+	}
+	if lines := fileLines(t, path2); len(lines) != 1+len(es) {
+		t.Fatalf("%d lines", len(lines))
+	}
+}

@@ -1,0 +1,102 @@
+package sessionfile
+
+import (
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// maxPersistChars is the original's limit on any string written to a
+// session file, in JavaScript characters (UTF-16 code units).
+const maxPersistChars = 500_000
+
+// truncationNotice ends a string cut to the limit.
+const truncationNotice = "\n\n[Session persistence truncated large content]"
+
+// truncateLongStrings returns the JSON line with every string value longer
+// than maxPersistChars cut to the limit, notice included, as the original
+// does before writing; signature values are blanked instead (a cut
+// signature is rejected by the provider). A string of n UTF-16 units takes
+// at least n bytes of JSON, so a line that is not longer than the limit
+// never gets here: the common case costs a length check.
+func truncateLongStrings(line []byte) []byte {
+	out := make([]byte, 0, len(line))
+	var lastKey []byte
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c != '"' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		end := stringEnd(line, i)
+		lit := line[i:end]
+		isKey := end < len(line) && line[end] == ':'
+		switch {
+		case isKey:
+			lastKey = lit
+			out = append(out, lit...)
+		case len(lit) > maxPersistChars:
+			out = appendCut(out, lit, string(lastKey))
+		default:
+			out = append(out, lit...)
+		}
+		i = end
+	}
+	return out
+}
+
+// stringEnd returns the index just past the JSON string literal starting
+// at line[i] (a quote).
+func stringEnd(line []byte, i int) int {
+	for j := i + 1; j < len(line); j++ {
+		switch line[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(line)
+}
+
+// appendCut appends the string literal lit, cut to the limit if it is
+// longer in UTF-16 units.
+func appendCut(dst, lit []byte, key string) []byte {
+	var s string
+	if json.Unmarshal(lit, &s) != nil {
+		return append(dst, lit...)
+	}
+	if utf16Len(s) <= maxPersistChars {
+		return append(dst, lit...)
+	}
+	switch key {
+	case `"thinkingSignature"`, `"thoughtSignature"`, `"textSignature"`:
+		return append(dst, `""`...)
+	}
+	limit := maxPersistChars - utf16Len(truncationNotice)
+	n, units := 0, 0
+	for n < len(s) {
+		r, size := utf8.DecodeRuneInString(s[n:])
+		u := 1
+		if r >= 0x10000 {
+			u = 2 // a pair is never split: the original drops a lone high surrogate
+		}
+		if units+u > limit {
+			break
+		}
+		units += u
+		n += size
+	}
+	return engine.AppendJSONString(dst, s[:n]+truncationNotice)
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
