@@ -32,8 +32,21 @@ func TestScripts(t *testing.T) {
 	}
 	p := rpctest.Params(filepath.Join(root, "testscripts"), filepath.Join(root, "golden"), func(env *testscript.Env) error {
 		env.Values[apiServersKey{}] = map[string]recorder{}
+		// The live check talks to a real Ollama only when asked to; other
+		// scenarios never see the developer's OLLAMA_HOST.
+		if liveOllama() {
+			for _, k := range []string{"OLLAMA_HOST", "XCSH_LIVE_OLLAMA_MODEL"} {
+				env.Setenv(k, os.Getenv(k))
+			}
+		}
 		return nil
 	})
+	p.Condition = func(cond string) (bool, error) {
+		if cond == "live-ollama" {
+			return liveOllama(), nil
+		}
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
 	p.Cmds["apiserver"] = apiServerCmd
 	p.Cmds["render"] = renderCmd
 	testscript.Run(t, p)
@@ -148,4 +161,8 @@ func renderCmd(ts *testscript.TestScript, neg bool, args []string) {
 	dst := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(filepath.Dir(dst), 0o755))
 	ts.Check(os.WriteFile(dst, []byte(os.Expand(src, ts.Getenv)), 0o644))
+}
+
+func liveOllama() bool {
+	return os.Getenv("OLLAMA_HOST") != "" && os.Getenv("XCSH_LIVE_OLLAMA_MODEL") != ""
 }
