@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -387,6 +388,13 @@ func (s *Session) SetSessionName(name string) error {
 	}
 	s.set.name = clean
 	s.set.version++
+	// A store that keeps the name (the session file's header) records it;
+	// a failure is logged, the name stays set for this process.
+	if t, ok := s.cfg.Store.(titleStore); ok {
+		if err := t.SetTitle(clean, "user"); err != nil {
+			fmt.Fprintf(s.cfg.Log, "xcsh: session store: %v\n", err)
+		}
+	}
 	return nil
 }
 
@@ -407,6 +415,11 @@ func CleanSessionName(name string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// titleStore is a Store that also keeps the session's name.
+type titleStore interface {
+	SetTitle(title, source string) error
 }
 
 // storeCtx is the context persistence runs under: never cancelled, so an

@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // This file holds the setters of the session's mutable settings and the
 // one way the session record changes (appendEntry). Each setter bumps the
@@ -116,3 +119,77 @@ func (s *Session) Entries() []*Entry { return append([]*Entry(nil), s.rec.entrie
 
 // Leaf returns the id of the current leaf entry ("" when empty). (actor)
 func (s *Session) Leaf() string { return s.rec.leaf }
+
+// Restore replaces the session record with entries loaded from a session
+// file (in file order, ids and parent links as written) and moves the leaf
+// to leaf; the context is derived from that branch. It does not append:
+// the entries are already in the store. The session must be idle. (actor)
+func (s *Session) Restore(entries []*Entry, leaf string) error {
+	var t transcript
+	t.index = make(map[string]int, len(entries))
+	t.entries = make([]*Entry, 0, len(entries))
+	for _, e := range entries {
+		if _, dup := t.index[e.ID]; dup {
+			continue // a damaged file: the first entry of an id wins
+		}
+		t.index[e.ID] = len(t.entries)
+		t.entries = append(t.entries, e)
+	}
+	if err := t.setLeaf(leaf); err != nil {
+		return err
+	}
+	s.rec = t
+	s.set.version++
+	return nil
+}
+
+// RecordedModel returns the provider and id of the model the current
+// branch last used (its last model_change, or an assistant message after
+// it), as switch_session and --resume restore it. ok is false when the
+// branch names none. (actor)
+func (s *Session) RecordedModel() (provider, id string, ok bool) {
+	branch := s.rec.branch(s.rec.leaf)
+	for i := len(branch) - 1; i >= 0; i-- {
+		e := branch[i]
+		switch {
+		case e.Type == EntryModelChange:
+			p, m, found := strings.Cut(e.Model, "/")
+			return p, m, found
+		case e.Type == EntryMessage:
+			if a, isA := e.Message.(*AssistantMessage); isA && a.Provider != "" {
+				return a.Provider, a.Model, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// RecordedThinkingLevel returns the level of the branch's last
+// thinking_level_change; ok is false when there is none. (actor)
+func (s *Session) RecordedThinkingLevel() (ThinkingLevel, bool) {
+	branch := s.rec.branch(s.rec.leaf)
+	for i := len(branch) - 1; i >= 0; i-- {
+		if branch[i].Type == EntryThinkingLevelChange {
+			return branch[i].ThinkingLevel, true
+		}
+	}
+	return "", false
+}
+
+// SetNameQuietly sets the session's name without persisting it (the name
+// read from a session file's header). (actor)
+func (s *Session) SetNameQuietly(name string) {
+	s.set.name = name
+	s.set.version++
+}
+
+// RestoreModel sets the model and thinking level a resumed session
+// recorded, without recording them again. (actor)
+func (s *Session) RestoreModel(m *Model, l ThinkingLevel) {
+	s.set.model = m
+	if m != nil {
+		l = s.cfg.Thinking.Clamp(*m, l)
+	}
+	s.set.thinking = l
+	s.set.version++
+}

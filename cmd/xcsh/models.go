@@ -36,7 +36,7 @@ type modelSetup struct {
 // and --models, and starts the discovery of local models in the
 // background. An invalid configuration file is a start-up error that
 // names the file, the line and the field.
-func setupModels(o *options, env func(string) string, deterministic bool, stderr io.Writer) (*modelSetup, error) {
+func setupModels(o *options, env func(string) string, deterministic, optional bool, stderr io.Writer) (*modelSetup, error) {
 	reg, err := models.Load(agentDirFrom(env), env)
 	if err != nil {
 		return nil, &exitError{1, "Error: " + err.Error()}
@@ -62,6 +62,9 @@ func setupModels(o *options, env func(string) string, deterministic bool, stderr
 		ms.model = &m
 	case provider == "" && model == "":
 		avail := reg.Available()
+		if len(avail) == 0 && optional {
+			break // the resumed session's record names its model
+		}
 		if len(avail) == 0 {
 			return nil, &exitError{1, "No models available.\n\nUse --provider fake for the built-in demo model, or configure a provider (see docs/providers.md)."}
 		}
@@ -87,7 +90,7 @@ func setupModels(o *options, env func(string) string, deterministic bool, stderr
 		}
 		ms.model, ms.thinking = &m, level
 	}
-	if o.apiKey != "" {
+	if o.apiKey != "" && ms.model != nil {
 		reg.SetKeyOverride(ms.model.Provider, o.apiKey)
 	}
 	if o.models != "" {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
+	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 	"github.com/xcsh-go/xcsh/rpc"
 )
@@ -155,7 +155,18 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		ids = &engine.RandomIDs{Clock: clock}
 	}
 
-	ms, err := setupModels(o, os.Getenv, deterministic, stderr)
+	cwd, err := os.Getwd()
+	if err != nil {
+		return &exitError{1, "Error: " + err.Error()}
+	}
+	ss, err := setupSession(o, os.Getenv, cwd, clock.NowMillis(), ids, stderr)
+	if err != nil {
+		return err
+	}
+	defer ss.close(stderr)
+	// A resumed session may bring its model: no model yet is then no error.
+	resumed := ss.loaded != nil && o.model == "" && o.provider == ""
+	ms, err := setupModels(o, os.Getenv, deterministic, resumed, stderr)
 	if err != nil {
 		return err
 	}
@@ -173,15 +184,6 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		}
 	}
 
-	cwd, err := os.Getwd()
-	if err != nil {
-		return &exitError{1, "Error: " + err.Error()}
-	}
-	sessionID := ids.NewID("session")
-	sessionFile := ""
-	if !o.noSession {
-		sessionFile = sessionPath(o.sessionDir, cwd, clock.NowMillis(), sessionID)
-	}
 	// One clock serves the engine and the tools (file ages in read).
 	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
 		Now: func() time.Time { return time.UnixMilli(clock.NowMillis()) }}
@@ -203,7 +205,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	sysPrompt := engine.BuildSystemPrompt(engine.SystemPromptOptions{
 		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
 		Custom: textOrFile(o.systemPrompt), Append: textOrFile(o.appendSystemPrompt),
-		Context: engine.LoadContextFiles(cwd, agentDir()),
+		Context: engine.LoadContextFiles(cwd, sessionfile.AgentDir(os.Getenv)),
 	})
 
 	srv := rpc.NewServer(stdout, rpc.Options{
@@ -219,10 +221,11 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{}, HasKey: ms.reg.HasAuth,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
-		SessionID: sessionID, SessionFile: sessionFile, OrderedResults: deterministic,
+		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	})
 	srv.Attach(sess)
+	sess.Call(func() { ss.restore(sess, ms.reg, o.model != "" || o.provider != "", stderr) })
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -292,55 +295,6 @@ func killChildren() {
 type signalError struct{ sig syscall.Signal }
 
 func (e signalError) Error() string { return "received " + e.sig.String() }
-
-// agentDir is where sessions and configuration live.
-func agentDir() string {
-	if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
-		return d
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".xcsh", "agent")
-}
-
-// sessionPath names the session file as the original does:
-// <dir>/<ISO time with ':' and '.' as '-'>_<id>.jsonl, where dir is
-// --session-dir, $XCSH_SESSION_DIR, or <agentDir>/sessions/<encoded cwd>.
-func sessionPath(dir, cwd string, nowMs int64, id string) string {
-	if dir == "" {
-		dir = os.Getenv("XCSH_SESSION_DIR")
-	}
-	if dir == "" {
-		dir = filepath.Join(agentDir(), "sessions", encodeCwd(cwd))
-	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	ts := time.UnixMilli(nowMs).UTC().Format("2006-01-02T15:04:05.000Z")
-	ts = strings.NewReplacer(":", "-", ".", "-").Replace(ts)
-	return filepath.Join(dir, ts+"_"+id+".jsonl")
-}
-
-// encodeCwd maps a working directory to its sessions sub-directory name.
-func encodeCwd(cwd string) string {
-	sep := strings.NewReplacer("/", "-", "\\", "-", ":", "-")
-	home, _ := os.UserHomeDir()
-	if home != "" {
-		if rel, err := filepath.Rel(home, cwd); err == nil && !strings.HasPrefix(rel, "..") {
-			if rel == "." {
-				return "-"
-			}
-			return "-" + sep.Replace(rel)
-		}
-	}
-	tmp := os.TempDir()
-	if rel, err := filepath.Rel(tmp, cwd); err == nil && !strings.HasPrefix(rel, "..") {
-		if rel == "." {
-			return "-tmp"
-		}
-		return "-tmp-" + sep.Replace(rel)
-	}
-	return "--" + sep.Replace(strings.TrimPrefix(cwd, "/")) + "--"
-}
 
 // textOrFile returns the content of the file v names, else v itself.
 func textOrFile(v string) string {

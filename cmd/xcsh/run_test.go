@@ -8,36 +8,6 @@ import (
 	"testing"
 )
 
-func TestEncodeCwd(t *testing.T) {
-	home, _ := os.UserHomeDir()
-	tmp := os.TempDir()
-	cases := map[string]string{
-		filepath.Join(home, "code", "pi"): "-code-pi",
-		home:                              "-",
-		filepath.Join(tmp, "x", "y"):      "-tmp-x-y",
-		tmp:                               "-tmp",
-		"/srv/pi":                         "--srv-pi--",
-	}
-	for in, want := range cases {
-		if got := encodeCwd(in); got != want {
-			t.Errorf("encodeCwd(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestSessionPath(t *testing.T) {
-	got := sessionPath("/s", "/srv/pi", 1767225600123, "00000000000000ab")
-	if want := "/s/2026-01-01T00-00-00-123Z_00000000000000ab.jsonl"; got != want {
-		t.Fatalf("got %q want %q", got, want)
-	}
-	t.Setenv("PI_CODING_AGENT_DIR", "/agent")
-	t.Setenv("XCSH_SESSION_DIR", "")
-	got = sessionPath("", "/srv/pi", 0, "1")
-	if !strings.HasPrefix(got, "/agent/sessions/--srv-pi--/1970-01-01T00-00-00-000Z_1") {
-		t.Fatalf("default dir: %q", got)
-	}
-}
-
 func TestSetupModels(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "s.json")
@@ -74,7 +44,7 @@ func TestSetupModels(t *testing.T) {
 		{"anthropic", "nosuch-model", "", `Model "anthropic/nosuch-model" not found.`, noKeys},
 		{"", "", "", "", withKey}, // the first available model
 	} {
-		ms, err := setupModels(&options{provider: tc.provider, model: tc.model}, tc.env, true, io.Discard)
+		ms, err := setupModels(&options{provider: tc.provider, model: tc.model}, tc.env, true, false, io.Discard)
 		if tc.wantErr != "" {
 			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
 				t.Errorf("%q %q: err %v, want prefix %q", tc.provider, tc.model, err, tc.wantErr)
@@ -102,7 +72,7 @@ func TestSetupModels(t *testing.T) {
 			return bad
 		}
 		return ""
-	}, true, io.Discard)
+	}, true, false, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "models.yml:8:") {
 		t.Fatalf("invalid models.yml: %v", err)
 	}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/models"
+	"github.com/xcsh-go/xcsh/engine/sessionfile"
+)
+
+// sessionSetup is the session the process serves: a new one, whose file
+// is written when its first assistant message exists, or one resumed from
+// a file (--continue, --resume, --session), appended to from where it
+// ended. With --no-session it lives in memory only.
+type sessionSetup struct {
+	id, file string
+	store    *sessionfile.Store // nil with --no-session
+	loaded   *sessionfile.Session
+}
+
+// setupSession resolves --no-session, --session-dir, --continue, --resume
+// and --session. A session asked for by name that cannot be found or read
+// is a start-up error that creates and overwrites nothing.
+func setupSession(o *options, env func(string) string, cwd string, nowMs int64, ids engine.IDSource, stderr io.Writer) (*sessionSetup, error) {
+	target := o.session
+	if target == "" {
+		target = o.resume
+	}
+	if o.noSession {
+		// --no-session wins: hosts pass flags they were configured with,
+		// and an in-memory session is the safe reading of the mix.
+		if target != "" || o.cont {
+			fmt.Fprintln(stderr, "xcsh: --no-session: --continue, --resume and --session are ignored")
+		}
+		return &sessionSetup{id: ids.NewID("session")}, nil
+	}
+	dir := sessionfile.ResolveDir(o.sessionDir, env, cwd)
+	path := ""
+	switch {
+	case target != "":
+		if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
+			path = target
+		} else {
+			info, err := sessionfile.FindByID(target, dir, filepath.Join(sessionfile.AgentDir(env), "sessions"))
+			if err != nil {
+				return nil, &exitError{1, fmt.Sprintf("Error: no session matches %q: %v", target, err)}
+			}
+			path = info.Path
+		}
+	case o.cont:
+		// The newest session of this directory; none yet starts a new one.
+		if p, err := sessionfile.Latest(dir); err == nil {
+			path = p
+		}
+	}
+	if path == "" {
+		id := ids.NewID("session")
+		file := filepath.Join(dir, sessionfile.FileName(nowMs, id))
+		return &sessionSetup{id: id, file: file,
+			store: sessionfile.New(file, sessionfile.Header{ID: id, Timestamp: nowMs, Cwd: cwd})}, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &exitError{1, "Error: " + err.Error()}
+	}
+	loaded, err := sessionfile.Load(abs)
+	if err != nil {
+		return nil, &exitError{1, "Error: " + err.Error()}
+	}
+	for _, w := range loaded.Warnings {
+		fmt.Fprintf(stderr, "xcsh: %s\n", w)
+	}
+	store, err := sessionfile.OpenAppend(abs, loaded)
+	if err != nil {
+		return nil, &exitError{1, "Error: " + err.Error()}
+	}
+	return &sessionSetup{id: loaded.Header.ID, file: abs, store: store, loaded: loaded}, nil
+}
+
+// restore loads a resumed session's record into the engine, with the
+// model and thinking level it last used when the command line named none
+// (and the model is available). (actor)
+func (ss *sessionSetup) restore(sess *engine.Session, reg *models.Registry, flagsNamedModel bool, stderr io.Writer) {
+	if ss.loaded == nil {
+		return
+	}
+	if err := sess.Restore(ss.loaded.Entries, ss.loaded.Leaf); err != nil {
+		fmt.Fprintf(stderr, "xcsh: %s: %v\n", ss.file, err)
+		return
+	}
+	if ss.loaded.Header.Title != "" {
+		sess.SetNameQuietly(ss.loaded.Header.Title)
+	}
+	if flagsNamedModel {
+		return
+	}
+	level, _ := sess.RecordedThinkingLevel()
+	if p, id, ok := sess.RecordedModel(); ok {
+		if m, found := reg.Find(p, id); found && reg.HasAuth(m) {
+			sess.RestoreModel(&m, level)
+			return
+		}
+	}
+	if cur := sess.Model(); cur != nil && level != "" {
+		sess.RestoreModel(cur, level)
+	}
+}
+
+// close makes the session file durable (fsync) on the way out.
+func (ss *sessionSetup) close(stderr io.Writer) {
+	if ss.store == nil {
+		return
+	}
+	if err := ss.store.Close(); err != nil {
+		fmt.Fprintf(stderr, "xcsh: session store: %v\n", err)
+	}
+}
+
+// storeOrNil is the engine's Store: the file store, or nil (a MemoryStore)
+// with --no-session. (A nil *Store in the interface would not be nil.)
+func (ss *sessionSetup) storeOrNil() engine.Store {
+	if ss.store == nil {
+		return nil
+	}
+	return ss.store
+}
