@@ -71,7 +71,7 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 		return nil, &exitError{1, "Error: " + err.Error()}
 	}
 	for _, w := range loaded.Warnings {
-		fmt.Fprintf(stderr, "xcsh: %s\n", w)
+		fmt.Fprintf(stderr, "xcsh: %s: %s\n", abs, w)
 	}
 	store, err := sessionfile.OpenAppend(abs, loaded)
 	if err != nil {
