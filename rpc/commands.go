@@ -46,11 +46,16 @@ func init() {
 		"get_messages_page":       (*Server).cmdGetMessagesPage,
 		"get_commands":            (*Server).cmdGetCommands,
 		"get_available_commands":  (*Server).cmdGetCommands,
+		"new_session":             (*Server).cmdNewSession,
+		"switch_session":          (*Server).cmdSwitchSession,
+		"branch":                  (*Server).cmdBranch,
+		"fork":                    (*Server).cmdFork,
+		"clone":                   (*Server).cmdClone,
+		"export_html":             (*Server).cmdExportHTML,
 	}
 	for _, name := range []string{
-		"new_session", "set_todos", "set_host_tools", "compact",
+		"set_todos", "set_host_tools", "compact",
 		"set_auto_compaction",
-		"export_html", "switch_session", "branch", "fork", "clone",
 	} {
 		handlers[name] = (*Server).notYet
 	}

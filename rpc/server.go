@@ -33,6 +33,8 @@ type Options struct {
 	// Models is the model registry for the model commands; nil: only the
 	// session's model exists (get_available_models answers []).
 	Models Models
+	// Sessions creates and opens session files; nil: in memory only.
+	Sessions Sessions
 	// Scoped are the --models entries cycle_model walks (when any has a key).
 	Scoped []ScopedModel
 	// GrowOutput, if set, is called once before the first large frame (the

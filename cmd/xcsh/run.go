@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
-	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 	"github.com/xcsh-go/xcsh/rpc"
 )
@@ -163,7 +163,6 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	if err != nil {
 		return err
 	}
-	defer ss.close(stderr)
 	// A resumed session may bring its model: no model yet is then no error.
 	resumed := ss.loaded != nil && o.model == "" && o.provider == ""
 	ms, err := setupModels(o, os.Getenv, deterministic, resumed, stderr)
@@ -209,7 +208,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	})
 
 	srv := rpc.NewServer(stdout, rpc.Options{
-		Models: registryModels{ms.reg}, Scoped: ms.scoped,
+		Models: registryModels{ms.reg}, Scoped: ms.scoped, Sessions: ss.sessions(cwd, clock, stderr),
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
 			if f, ok := stdout.(*os.File); ok {
@@ -249,6 +248,14 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 
 	err = srv.Run(ctx, stdin)
 	killChildren()
+	// Make the session file durable. Bounded: after the shutdown grace ran
+	// out, the executor may still be held by the run that did not stop.
+	closed := make(chan struct{})
+	go func() { sess.Call(sess.CloseStore); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(time.Second):
+	}
 	var se signalError
 	if errors.As(err, &se) {
 		return &exitError{128 + int(se.sig), ""}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/models"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
+	"github.com/xcsh-go/xcsh/rpc"
 )
 
 // sessionSetup is the session the process serves: a new one, whose file
@@ -17,6 +19,7 @@ import (
 // ended. With --no-session it lives in memory only.
 type sessionSetup struct {
 	id, file string
+	dir      string             // where new sessions of this process are written
 	store    *sessionfile.Store // nil with --no-session
 	loaded   *sessionfile.Session
 }
@@ -59,7 +62,7 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 	if path == "" {
 		id := ids.NewID("session")
 		file := filepath.Join(dir, sessionfile.FileName(nowMs, id))
-		return &sessionSetup{id: id, file: file,
+		return &sessionSetup{id: id, file: file, dir: dir,
 			store: sessionfile.New(file, sessionfile.Header{ID: id, Timestamp: nowMs, Cwd: cwd})}, nil
 	}
 	abs, err := filepath.Abs(path)
@@ -77,7 +80,7 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 	if err != nil {
 		return nil, &exitError{1, "Error: " + err.Error()}
 	}
-	return &sessionSetup{id: loaded.Header.ID, file: abs, store: store, loaded: loaded}, nil
+	return &sessionSetup{id: loaded.Header.ID, file: abs, dir: dir, store: store, loaded: loaded}, nil
 }
 
 // restore loads a resumed session's record into the engine, with the
@@ -109,15 +112,6 @@ func (ss *sessionSetup) restore(sess *engine.Session, reg *models.Registry, flag
 	}
 }
 
-// close makes the session file durable (fsync) on the way out.
-func (ss *sessionSetup) close(stderr io.Writer) {
-	if ss.store == nil {
-		return
-	}
-	if err := ss.store.Close(); err != nil {
-		fmt.Fprintf(stderr, "xcsh: session store: %v\n", err)
-	}
-}
 
 // storeOrNil is the engine's Store: the file store, or nil (a MemoryStore)
 // with --no-session. (A nil *Store in the interface would not be nil.)
@@ -126,4 +120,68 @@ func (ss *sessionSetup) storeOrNil() engine.Store {
 		return nil
 	}
 	return ss.store
+}
+
+// fileSessions implements rpc.Sessions with session files in dir.
+type fileSessions struct {
+	dir, cwd string
+	clock    engine.Clock
+	stderr   io.Writer
+}
+
+func (f fileSessions) header(id, parent string) (string, sessionfile.Header) {
+	now := f.clock.NowMillis()
+	return filepath.Join(f.dir, sessionfile.FileName(now, id)),
+		sessionfile.Header{ID: id, Timestamp: now, Cwd: f.cwd, ParentSession: parent}
+}
+
+// Create implements rpc.Sessions: the file is written lazily.
+func (f fileSessions) Create(id, parent string) (engine.Store, string, error) {
+	path, h := f.header(id, parent)
+	return sessionfile.New(path, h), path, nil
+}
+
+// CreateWith implements rpc.Sessions: the file is written at once.
+func (f fileSessions) CreateWith(id, parent string, entries []*engine.Entry) (engine.Store, string, error) {
+	path, h := f.header(id, parent)
+	st := sessionfile.New(path, h)
+	for _, e := range entries {
+		if err := st.Append(context.Background(), e); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := st.Flush(); err != nil {
+		return nil, "", err
+	}
+	return st, path, nil
+}
+
+// Open implements rpc.Sessions.
+func (f fileSessions) Open(path string) (engine.Store, rpc.Loaded, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, rpc.Loaded{}, err
+	}
+	l, err := sessionfile.Load(abs)
+	if err != nil {
+		return nil, rpc.Loaded{}, err
+	}
+	for _, w := range l.Warnings {
+		fmt.Fprintf(f.stderr, "xcsh: %s: %s\n", abs, w)
+	}
+	st, err := sessionfile.OpenAppend(abs, l)
+	if err != nil {
+		return nil, rpc.Loaded{}, err
+	}
+	return st, rpc.Loaded{ID: l.Header.ID, File: abs, Title: l.Header.Title, Created: l.Header.Timestamp,
+		Cwd: l.Header.Cwd, Entries: l.Entries, Leaf: l.Leaf}, nil
+}
+
+// sessions is what the session commands create and open files with; nil
+// with --no-session.
+func (ss *sessionSetup) sessions(cwd string, clock engine.Clock, stderr io.Writer) rpc.Sessions {
+	if ss.store == nil {
+		return nil
+	}
+	return fileSessions{dir: ss.dir, cwd: cwd, clock: clock, stderr: stderr}
 }
