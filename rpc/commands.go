@@ -187,9 +187,10 @@ func (s *Server) cmdGetState(c *command) {
 }
 
 func (s *Server) cmdGetMessages(c *command) {
-	s.okJSON(c, struct {
-		Messages []engine.Message `json:"messages"`
-	}{s.sess.Messages()})
+	msgs := s.sess.Messages()
+	s.responseWith(c.id, quote(c.typ), true, func(b []byte) []byte {
+		return append(engine.AppendMessages(append(b, `{"messages":`...), msgs), '}')
+	}, "")
 }
 
 // cmdLastAssistantText answers {"text":...}, or {} when there is no text

@@ -59,7 +59,13 @@ func startBench(b *testing.B, args ...string) *benchProc {
 
 func startBenchEnv(b *testing.B, env []string, args ...string) *benchProc {
 	b.Helper()
-	cmd := exec.Command(buildBenchBinary(b), append([]string{"--mode", "rpc", "--no-session"}, args...)...)
+	return startBenchRaw(b, env, append([]string{"--no-session"}, args...)...)
+}
+
+// startBenchRaw starts the binary in RPC mode with exactly these flags.
+func startBenchRaw(b *testing.B, env []string, args ...string) *benchProc {
+	b.Helper()
+	cmd := exec.Command(buildBenchBinary(b), append([]string{"--mode", "rpc"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "XCSH_DETERMINISTIC=1"), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -237,3 +243,65 @@ func BenchmarkSSEStream5000DeltasOpenAI(b *testing.B) {
 		return startBenchEnv(b, []string{"PI_CODING_AGENT_DIR=" + agent}, "--model", "bench/m", "--no-tools")
 	})
 }
+
+// writeBigSession writes a session file of n message entries (alternating
+// user and assistant, about 300 bytes each) into dir.
+func writeBigSession(b *testing.B, dir string, n int) string {
+	b.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("big-%d.jsonl", n))
+	var buf bytes.Buffer
+	buf.WriteString(`{"type":"session","version":3,"id":"00000000000000aa","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}` + "\n")
+	parent := "null"
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("%08x", i+1)
+		var msg string
+		if i%2 == 0 {
+			msg = fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"question number %d about the code"}],"attribution":"user","timestamp":1767225600000}`, i)
+		} else {
+			msg = fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"answer number %d, with some words"}],"api":"fake","provider":"fake","model":"demo","usage":{"input":10,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":30,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1767225600000}`, i)
+		}
+		fmt.Fprintf(&buf, `{"type":"message","id":"%s","parentId":%s,"timestamp":"2026-01-01T00:00:00.000Z","message":%s}`+"\n", id, parent, msg)
+		parent = `"` + id + `"`
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// benchSwitch: switch_session to a session of n entries, then get_messages
+// of all of them, on a live process (the originals take 250 ms for 10k).
+func benchSwitch(b *testing.B, n int) {
+	dir := b.TempDir()
+	path := writeBigSession(b, dir, n)
+	p := startBenchRaw(b, nil, "--provider", "fake", "--session-dir", dir)
+	defer p.stop(b)
+	p.line(b)
+	sw := []byte(fmt.Sprintf(`{"id":"w","type":"switch_session","sessionPath":%q}`+"\n", path))
+	get := []byte(`{"id":"m","type":"get_messages"}` + "\n")
+	var bytesOut int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.in.Write(sw)
+		if l := p.line(b); !bytes.Contains(l, []byte(`"success":true`)) {
+			b.Fatalf("switch_session: %s", l)
+		}
+		p.in.Write(get)
+		bytesOut += int64(len(p.line(b)))
+	}
+	b.ReportMetric(float64(bytesOut)/float64(b.N), "frame-bytes/op")
+	b.StopTimer()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err == nil {
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "VmHWM:") {
+				kb, _ := strconv.Atoi(strings.Fields(l)[1])
+				b.ReportMetric(float64(kb)/1024, "MB-peak-rss")
+			}
+		}
+	}
+}
+
+func BenchmarkSwitchSession1k(b *testing.B)   { benchSwitch(b, 1000) }
+func BenchmarkSwitchSession10k(b *testing.B)  { benchSwitch(b, 10000) }
+func BenchmarkSwitchSession100k(b *testing.B) { benchSwitch(b, 100000) }
