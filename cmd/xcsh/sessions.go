@@ -112,7 +112,6 @@ func (ss *sessionSetup) restore(sess *engine.Session, reg *models.Registry, flag
 	}
 }
 
-
 // storeOrNil is the engine's Store: the file store, or nil (a MemoryStore)
 // with --no-session. (A nil *Store in the interface would not be nil.)
 func (ss *sessionSetup) storeOrNil() engine.Store {
