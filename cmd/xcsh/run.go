@@ -33,7 +33,9 @@ type exitError struct {
 func (e *exitError) Error() string { return e.msg }
 
 func run() int {
-	cmd := newRootCmd(os.Stdin, os.Stdout, os.Stderr)
+	stdin, restore := pollableStdin(os.Stdin)
+	defer restore()
+	cmd := newRootCmd(stdin, os.Stdout, os.Stderr)
 	err := cmd.Execute()
 	if err == nil {
 		return 0
