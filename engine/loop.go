@@ -381,6 +381,9 @@ func (s *Session) placeholderResults(r *run, msg *AssistantMessage) []*ToolResul
 
 // resultJSON encodes a tool result as tool_execution_end.result.
 func resultJSON(res ToolResult) []byte {
+	if res.Raw != nil {
+		return AppendRawJSON(nil, res.Raw)
+	}
 	dst := appendBlocks(append([]byte(nil), `{"content":`...), res.Content)
 	dst = appendRawField(dst, "details", orEmptyObject(res.Details))
 	if res.IsWarning {

@@ -36,4 +36,9 @@ type ToolResult struct {
 	Details   []byte // raw JSON object; nil encodes as {}
 	IsError   bool
 	IsWarning bool
+	// Raw, when set, is the result object as the tool's owner sent it (a
+	// host tool's result): tool_execution_end and updates carry it verbatim,
+	// extra keys included; Content and Details still feed the tool result
+	// message.
+	Raw []byte
 }

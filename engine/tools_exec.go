@@ -160,8 +160,11 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool) Tool
 	if ctx.Err() != nil {
 		return errorResult("Operation aborted")
 	}
+	// Updates never wait for the executor: a host tool's arrive on the
+	// reader goroutine, which must keep reading. They queue behind what is
+	// already queued, so each comes before the call's end.
 	update := func(partial ToolResult) {
-		s.Post(func() {
+		s.exec.later(func() {
 			s.emit(ToolExecutionUpdate{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, PartialResult: resultJSON(partial)})
 		})
 	}

@@ -52,9 +52,10 @@ func init() {
 		"fork":                    (*Server).cmdFork,
 		"clone":                   (*Server).cmdClone,
 		"export_html":             (*Server).cmdExportHTML,
+		"set_host_tools":          (*Server).cmdSetHostTools,
 	}
 	for _, name := range []string{
-		"set_todos", "set_host_tools", "compact",
+		"set_todos", "compact",
 		"set_auto_compaction",
 	} {
 		handlers[name] = (*Server).notYet

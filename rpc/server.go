@@ -33,6 +33,9 @@ type Options struct {
 	// Models is the model registry for the model commands; nil: only the
 	// session's model exists (get_available_models answers []).
 	Models Models
+	// SystemPrompt rebuilds the system prompt for a new tool set
+	// (set_host_tools); nil keeps the prompt as it is.
+	SystemPrompt func(tools []engine.Tool) string
 	// Sessions creates and opens session files; nil: in memory only.
 	Sessions Sessions
 	// Scoped are the --models entries cycle_model walks (when any has a key).

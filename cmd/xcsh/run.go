@@ -203,15 +203,23 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	default:
 		active = tools.Builtins(toolOpts)
 	}
-	sysPrompt := engine.BuildSystemPrompt(engine.SystemPromptOptions{
+	promptOpts := engine.SystemPromptOptions{
 		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
 		Custom: textOrFile(o.systemPrompt), Append: textOrFile(o.appendSystemPrompt),
 		Context: engine.LoadContextFiles(cwd, sessionfile.AgentDir(os.Getenv)),
-	})
+	}
+	sysPrompt := engine.BuildSystemPrompt(promptOpts)
+	// set_host_tools rebuilds the prompt for the new tool set.
+	rebuildPrompt := func(tools []engine.Tool) string {
+		po := promptOpts
+		po.Tools = tools
+		return engine.BuildSystemPrompt(po)
+	}
 
 	srv := rpc.NewServer(stdout, rpc.Options{
 		Models: registryModels{ms.reg}, Scoped: ms.scoped, Sessions: ss.sessions(cwd, clock, stderr),
-		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
+		SystemPrompt: rebuildPrompt,
+		Version:      version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
 			if f, ok := stdout.(*os.File); ok {
 				growPipe(f)
