@@ -37,11 +37,24 @@ func (s *Session) AskHost(ctx context.Context, act ActivityKind, kind string, fr
 	if s.cfg.Host == nil {
 		return nil, ErrHostGone
 	}
+	turn, _ := ctx.Value(sendTurnKey{}).(*sendTurn)
+	if turn != nil {
+		defer turn.done()
+		select {
+		case <-turn.wait:
+		case <-ctx.Done():
+		}
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer s.acts.add(act, cancel)()
 	id := s.cfg.IDs.NewID(kind)
-	reply, err := s.cfg.Host.Await(ctx, id, func() { s.Call(func() { s.emit(frame(id)) }) }, update)
+	reply, err := s.cfg.Host.Await(ctx, id, func() {
+		s.Call(func() { s.emit(frame(id)) })
+		if turn != nil {
+			turn.done()
+		}
+	}, update)
 	if err != nil && ctx.Err() != nil && cancelFrame != nil {
 		s.Call(func() { s.emit(cancelFrame(id)) })
 	}

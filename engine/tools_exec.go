@@ -38,8 +38,10 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 	var shared []chan struct{}
 	var all sync.WaitGroup
 	// prevReported chains the tasks when results must be reported in call
-	// order (Config.OrderedResults).
+	// order (Config.OrderedResults); prevSent does the same for requests to
+	// the host.
 	prevReported := closed
+	prevSent := closed
 	waitAll := func(chs []chan struct{}) {
 		for _, ch := range chs {
 			<-ch
@@ -72,13 +74,25 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 		if skip {
 			break // this call and the rest are reported skipped below
 		}
+		tctx := rctx
+		var turn *sendTurn
+		if s.cfg.OrderedResults {
+			// Deterministic mode: requests to the host go out in call order
+			// too (see sendTurn).
+			turn = &sendTurn{wait: prevSent, mine: make(chan struct{})}
+			prevSent = turn.mine
+			tctx = context.WithValue(rctx, sendTurnKey{}, turn)
+		}
 		all.Add(1)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			if turn != nil {
+				defer turn.done()
+			}
 			defer all.Done()
 			defer close(done)
-			s.runTool(rctx, r, rd, call, tool, wait, reported)
+			s.runTool(tctx, r, rd, call, tool, wait, reported)
 		}()
 		if exclusive {
 			lastExclusive = done
@@ -217,3 +231,19 @@ func (s *Session) finishTool(r *run, rd *round, call ContentBlock, res ToolResul
 func errorResult(text string) ToolResult {
 	return ToolResult{Content: []ContentBlock{TextBlock(text)}, Details: []byte("{}"), IsError: true}
 }
+
+// sendTurn orders the requests parallel tool calls send to the host, in
+// the deterministic mode only: the calls of a batch start together, and
+// which one's host_tool_call is written first would otherwise be a race a
+// golden transcript must not record. A call waits for the one before it
+// to have sent (or finished) before it sends; calls that send nothing pass
+// their turn on when they end.
+type sendTurn struct {
+	wait <-chan struct{}
+	mine chan struct{}
+	once sync.Once
+}
+
+type sendTurnKey struct{}
+
+func (t *sendTurn) done() { t.once.Do(func() { close(t.mine) }) }
