@@ -36,6 +36,10 @@ type postRun struct {
 	phase Phase
 	act   ActivityKind
 	work  func(ctx context.Context) (again bool)
+	// finish, if set, runs on the executor in the step that ends the
+	// activity (when work does not start again), just before the session
+	// goes idle: its closing events and the switch to idle are one step.
+	finish func()
 }
 
 // startRun begins a run with the given prompt messages. (actor)
@@ -103,7 +107,12 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 		remove()
 		pcancel(nil)
 		if !again {
-			s.Call(func() { s.finishRun(r) })
+			s.Call(func() {
+				if post.finish != nil {
+					post.finish()
+				}
+				s.finishRun(r)
+			})
 			return
 		}
 		s.Call(func() {

@@ -153,18 +153,17 @@ func (s *Session) retryStage(r *run, aborted bool) *postRun {
 	// The failed message leaves the context (the record keeps it): the next
 	// attempt asks again from the same user message.
 	s.rec.hideLast()
-	return &postRun{phase: PhaseRetrying, act: ActRetry, work: func(ctx context.Context) bool {
-		if err := Sleep(ctx, s.cfg.Clock, delay); err != nil {
-			s.Call(func() {
-				if s.retry.attempt == attempt {
-					s.emit(AutoRetryEnd{Success: false, Attempt: attempt, FinalError: RetryCancelled})
-					s.retry.attempt = 0
-				}
-			})
-			return false
-		}
-		return true
-	}}
+	return &postRun{phase: PhaseRetrying, act: ActRetry,
+		work: func(ctx context.Context) bool { return Sleep(ctx, s.cfg.Clock, delay) == nil },
+		// The wait was cancelled (abort, abort_retry): the retry ends in the
+		// same step as the session goes idle, so a get_state sent after
+		// auto_retry_end finds it idle.
+		finish: func() {
+			if s.retry.attempt == attempt {
+				s.emit(AutoRetryEnd{Success: false, Attempt: attempt, FinalError: RetryCancelled})
+				s.retry.attempt = 0
+			}
+		}}
 }
 
 // retrySucceeded closes a retry in progress at the message_end of an
