@@ -23,6 +23,10 @@ type Config struct {
 	Shell         Shell          // nil: the RPC bash command is unavailable
 	Host          HostLink       // nil: nothing can be asked of the host
 	Thinking      ThinkingPolicy // nil: RangePolicy
+	// Gate, when set, may stop a validated tool call before it runs (a
+	// confirmation policy asking the user): a non-nil result is the call's
+	// result, which the model sees. It runs on the tool's goroutine.
+	Gate func(ctx context.Context, call ToolCall) *ToolResult
 	// HasKey reports whether a model's provider can be called (a key, or
 	// none needed); nil means every provider can. A prompt for a model
 	// without one fails before the run starts, as the original's does.

@@ -174,6 +174,11 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool) Tool
 	if ctx.Err() != nil {
 		return errorResult("Operation aborted")
 	}
+	if s.cfg.Gate != nil {
+		if res := s.cfg.Gate(ctx, ToolCall{ID: call.ID, Name: call.Name, Arguments: args}); res != nil {
+			return *res
+		}
+	}
 	// Updates never wait for the executor: a host tool's arrive on the
 	// reader goroutine, which must keep reading. They queue behind what is
 	// already queued, so each comes before the call's end.

@@ -1,5 +1,12 @@
 package engine
 
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
 // Notify is a fire-and-forget extension UI request (rpc-protocol §6.3):
 // a message for the host to show its user. The engine sends one when
 // something the user would want to know happens without a frame of its
@@ -27,4 +34,167 @@ func (e Notify) AppendJSON(dst []byte) []byte {
 // notify emits a Notify with a fresh UI id. (actor)
 func (s *Session) notify(kind, message string) {
 	s.emit(Notify{ID: s.cfg.IDs.NewID("ui"), Message: message, NotifyType: kind})
+}
+
+// Dialogs (rpc-protocol.md §6.1): the engine asks the host's user
+// something and waits, through the HostLink, on a run or tool goroutine.
+
+// The dialog methods.
+const (
+	DialogSelect  = "select"
+	DialogConfirm = "confirm"
+	DialogInput   = "input"
+	DialogEditor  = "editor"
+)
+
+// DialogRequest is one question for the host's user.
+type DialogRequest struct {
+	Method      string // DialogSelect, DialogConfirm, DialogInput or DialogEditor
+	Title       string
+	Message     string   // confirm
+	Options     []string // select
+	Placeholder string   // input
+	Prefill     string   // editor
+	// Timeout, when positive, resolves the dialog to its default once it
+	// passes (on the session's clock); the host is told to close it.
+	// Editors have none, as in the original.
+	Timeout time.Duration
+}
+
+// DialogReply is the user's answer. A dismissed, timed-out or withdrawn
+// dialog is Cancelled, with the default (no value, not confirmed).
+type DialogReply struct {
+	Value     string
+	HasValue  bool
+	Confirmed bool
+	Cancelled bool
+	TimedOut  bool
+}
+
+type dialogFrame struct {
+	id  string
+	req DialogRequest
+}
+
+func (dialogFrame) EventType() string { return "extension_ui_request" }
+
+func (f dialogFrame) AppendJSON(dst []byte) []byte {
+	r := f.req
+	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", f.id)
+	dst = appendStringField(dst, "method", r.Method)
+	dst = appendStringField(dst, "title", r.Title)
+	switch r.Method {
+	case DialogSelect:
+		dst = append(appendKey(dst, "options"), '[')
+		for i, o := range r.Options {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSONString(dst, o)
+		}
+		dst = append(dst, ']')
+	case DialogConfirm:
+		dst = appendStringField(dst, "message", r.Message)
+	case DialogInput:
+		if r.Placeholder != "" {
+			dst = appendStringField(dst, "placeholder", r.Placeholder)
+		}
+	case DialogEditor:
+		if r.Prefill != "" {
+			dst = appendStringField(dst, "prefill", r.Prefill)
+		}
+	}
+	if r.Timeout > 0 && r.Method != DialogEditor {
+		dst = appendIntField(dst, "timeout", r.Timeout.Milliseconds())
+	}
+	return append(dst, '}')
+}
+
+type cancelFrame struct{ id, target string }
+
+func (cancelFrame) EventType() string { return "extension_ui_request" }
+
+func (f cancelFrame) AppendJSON(dst []byte) []byte {
+	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", f.id)
+	dst = appendStringField(dst, "method", "cancel")
+	dst = appendStringField(dst, "targetId", f.target)
+	return append(dst, '}')
+}
+
+var errDialogTimeout = errors.New("dialog timed out")
+
+// Dialog asks the host's user and waits for the answer, a timeout or ctx.
+// On a timeout or a cancellation the dialog resolves to its default and a
+// cancel frame tells the host to close it; when the host has gone it
+// resolves to its default too. The error is ctx's when ctx ended the
+// dialog. Call it from a run or tool goroutine only.
+func (s *Session) Dialog(ctx context.Context, req DialogRequest) (DialogReply, error) {
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if req.Timeout > 0 && req.Method != DialogEditor {
+		fired, stop := s.cfg.Clock.After(req.Timeout)
+		defer stop()
+		go func() {
+			select {
+			case <-fired:
+				cancel(errDialogTimeout)
+			case <-dctx.Done():
+			}
+		}()
+	}
+	raw, err := s.AskHost(dctx, ActDialog, "ui",
+		func(id string) Event { return dialogFrame{id: id, req: req} },
+		func(id string) Event { return cancelFrame{id: s.cfg.IDs.NewID("ui"), target: id} }, nil)
+	switch {
+	case err == nil:
+		return parseDialogReply(raw), nil
+	case errors.Is(context.Cause(dctx), errDialogTimeout):
+		return DialogReply{Cancelled: true, TimedOut: true}, nil
+	case errors.Is(err, ErrHostGone):
+		return DialogReply{Cancelled: true}, nil
+	}
+	return DialogReply{Cancelled: true}, err
+}
+
+// parseDialogReply reads an extension_ui_response by key presence, as the
+// original does: a truthy cancelled wins; then value or confirmed.
+func parseDialogReply(frame []byte) DialogReply {
+	var f struct {
+		Value     json.RawMessage `json:"value"`
+		Confirmed json.RawMessage `json:"confirmed"`
+		Cancelled json.RawMessage `json:"cancelled"`
+		TimedOut  json.RawMessage `json:"timedOut"`
+	}
+	_ = json.Unmarshal(frame, &f)
+	if truthy(f.Cancelled) {
+		return DialogReply{Cancelled: true, TimedOut: truthy(f.TimedOut)}
+	}
+	r := DialogReply{Confirmed: truthy(f.Confirmed)}
+	if len(f.Value) > 0 && string(f.Value) != "null" {
+		r.HasValue = true
+		if json.Unmarshal(f.Value, &r.Value) != nil {
+			r.Value = string(f.Value) // a number or an object: its JSON text
+		}
+	}
+	return r
+}
+
+// SetTitle is the fire-and-forget request that names the host's window or
+// tab (sent on set_session_name when the host asked for it).
+type SetTitle struct{ ID, Title string }
+
+// EventType implements Event.
+func (SetTitle) EventType() string { return "extension_ui_request" }
+
+// AppendJSON implements Event.
+func (e SetTitle) AppendJSON(dst []byte) []byte {
+	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", e.ID)
+	dst = appendStringField(dst, "method", "setTitle")
+	dst = appendStringField(dst, "title", e.Title)
+	return append(dst, '}')
+}
+
+// EmitSetTitle sends a setTitle request with a fresh UI id. (actor)
+func (s *Session) EmitSetTitle(title string) {
+	s.emit(SetTitle{ID: s.cfg.IDs.NewID("ui"), Title: title})
 }

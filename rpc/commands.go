@@ -217,6 +217,10 @@ func (s *Server) cmdSetSessionName(c *command) {
 		return
 	}
 	s.ok(c, nil)
+	if s.opts.EmitTitle {
+		_, _, clean := s.sess.Identity()
+		s.sess.EmitSetTitle(clean)
+	}
 }
 
 // stringArg decodes the command's required string field, answering the

@@ -36,6 +36,9 @@ type Options struct {
 	// SystemPrompt rebuilds the system prompt for a new tool set
 	// (set_host_tools); nil keeps the prompt as it is.
 	SystemPrompt func(tools []engine.Tool) string
+	// EmitTitle sends a setTitle UI request when the session is named
+	// (PI_RPC_EMIT_TITLE).
+	EmitTitle bool
 	// Sessions creates and opens session files; nil: in memory only.
 	Sessions Sessions
 	// Scoped are the --models entries cycle_model walks (when any has a key).

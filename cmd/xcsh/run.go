@@ -64,6 +64,9 @@ type options struct {
 	systemPrompt, appendSystemPrompt                string
 	rpcUpdates                                      string
 	retryBaseDelay, streamIdleTimeout               time.Duration
+	ui, confirmOutside                              bool
+	confirmBash                                     string
+	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
 	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
@@ -105,6 +108,10 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&o.rpcUpdates, "rpc-updates", rpc.UpdatesFull, "message_update frames: full (with partial snapshots) or delta")
 	f.DurationVar(&o.retryBaseDelay, "retry-base-delay", engine.DefaultRetryBase, "first auto-retry wait; doubled for each further attempt")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", engine.DefaultStreamIdleTimeout, "end a model call that sends nothing for this long (retryable); 0 disables")
+	f.BoolVar(&o.ui, "ui", false, "the host answers extension UI dialogs: offers the ask tool")
+	f.StringVar(&o.confirmBash, "confirm-bash", "", "comma-separated command patterns (* and ?) the user must confirm before bash runs them")
+	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
+	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
 	for _, nf := range []struct {
 		p    *bool
@@ -188,6 +195,11 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	// One clock serves the engine and the tools (file ages in read).
 	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
 		Now: func() time.Time { return time.UnixMilli(clock.NowMillis()) }}
+	ui := &lateUI{}
+	if o.ui {
+		toolOpts.UI = ui
+	}
+	policy := newConfirmPolicy(ui, cwd, o.confirmBash, o.confirmOutside, o.confirmTimeout)
 	if deterministic {
 		// Streamed partial output depends on timing; transcripts must not.
 		toolOpts.StreamInterval = 0
@@ -218,8 +230,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 
 	srv := rpc.NewServer(stdout, rpc.Options{
 		Models: registryModels{ms.reg}, Scoped: ms.scoped, Sessions: ss.sessions(cwd, clock, stderr),
-		SystemPrompt: rebuildPrompt,
-		Version:      version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
+		SystemPrompt: rebuildPrompt, EmitTitle: truthy(os.Getenv("PI_RPC_EMIT_TITLE")),
+		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
 			if f, ok := stdout.(*os.File); ok {
 				growPipe(f)
@@ -233,6 +245,10 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	})
+	ui.sess = sess
+	if policy != nil {
+		sess.SetGate(policy.gate)
+	}
 	srv.Attach(sess)
 	sess.Call(func() { ss.restore(sess, ms.reg, o.model != "" || o.provider != "", stderr) })
 

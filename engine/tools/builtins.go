@@ -20,11 +20,14 @@ var constructors = map[string]func(Options) engine.Tool{
 	"find":  NewFind,
 }
 
-// Builtins returns every built-in tool.
+// Builtins returns every built-in tool, and ask when the host has a UI.
 func Builtins(o Options) []engine.Tool {
-	out := make([]engine.Tool, 0, len(Names))
+	out := make([]engine.Tool, 0, len(Names)+1)
 	for _, n := range Names {
 		out = append(out, constructors[n](o))
+	}
+	if o.UI != nil {
+		out = append(out, NewAsk(o))
 	}
 	return out
 }
@@ -41,6 +44,9 @@ func Select(o Options, names []string) ([]engine.Tool, error) {
 			continue
 		}
 		c, ok := constructors[n]
+		if n == "ask" && o.UI != nil {
+			c, ok = NewAsk, true
+		}
 		if !ok {
 			return nil, fmt.Errorf("unknown tool %q (available: %s)", n, strings.Join(Names, ", "))
 		}

@@ -10,6 +10,8 @@ type Options struct {
 	// Now gives the wall time for relative file ages ("5m ago"); nil means
 	// time.Now.
 	Now func() time.Time
+	// UI, when set, is the host's user: the ask tool exists only then.
+	UI UI
 	// StreamInterval throttles bash's streamed tool_execution_update frames;
 	// 0 disables them (deterministic transcripts).
 	StreamInterval time.Duration
