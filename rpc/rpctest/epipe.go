@@ -17,8 +17,66 @@ import (
 )
 
 const epipeUsage = `usage:
-	epipe start [--name N] [KEY=VALUE...] program [args...]
-	epipe cut   [--name N]`
+	epipe start  [--name N] [KEY=VALUE...] program [args...]
+	epipe stall  [--name N]
+	epipe resume [--name N]
+	epipe cut    [--name N]`
+
+// epipeGates maps each *liveProc started by epipe start to the gate its
+// stdout copy passes through: stall closes the gate (the harness stops
+// reading, as a host that stops reading its agent's output), resume opens
+// it again.
+var epipeGates sync.Map
+
+// gate blocks reads while closed.
+type gate struct {
+	mu   sync.Mutex
+	open chan struct{} // closed while the gate is open
+}
+
+func newGate() *gate {
+	g := &gate{open: make(chan struct{})}
+	close(g.open)
+	return g
+}
+
+func (g *gate) stall() {
+	g.mu.Lock()
+	select {
+	case <-g.open:
+		g.open = make(chan struct{})
+	default:
+	}
+	g.mu.Unlock()
+}
+
+func (g *gate) resume() {
+	g.mu.Lock()
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
+	}
+	g.mu.Unlock()
+}
+
+func (g *gate) wait() {
+	g.mu.Lock()
+	ch := g.open
+	g.mu.Unlock()
+	<-ch
+}
+
+// gatedReader reads through a gate.
+type gatedReader struct {
+	g *gate
+	r io.Reader
+}
+
+func (r gatedReader) Read(p []byte) (int, error) {
+	r.g.wait()
+	return r.r.Read(p)
+}
 
 // epipeReaders maps each *liveProc started by epipe start to our read end
 // of its stdout. The key is unique to one script's process, so parallel
@@ -66,6 +124,23 @@ func scriptEPIPE(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		h.procs[name] = p
 		ts.Defer(func() { p.stop(ts) })
+	case "stall", "resume":
+		if len(args) != 0 {
+			ts.Fatalf("%s", epipeUsage)
+		}
+		p := h.procs[name]
+		if p == nil {
+			ts.Fatalf("epipe %s: no process named %q", sub, name)
+		}
+		g, ok := epipeGates.Load(p)
+		if !ok {
+			ts.Fatalf("epipe %s: process %q was not started with epipe start", sub, name)
+		}
+		if sub == "stall" {
+			g.(*gate).stall()
+		} else {
+			g.(*gate).resume()
+		}
 	case "cut":
 		if len(args) != 0 {
 			ts.Fatalf("%s", epipeUsage)
@@ -140,10 +215,12 @@ func startCuttableProc(name, path string, args []string, dir string, env []strin
 		return nil, err
 	}
 	epipeReaders.Store(p, outR)
+	g := newGate()
+	epipeGates.Store(p, g)
 	copied := make(chan struct{})
 	go func() {
 		// Ends at EOF, or with an error once the script cuts the pipe.
-		_, _ = io.Copy(p.out, outR)
+		_, _ = io.Copy(p.out, gatedReader{g, outR})
 		close(copied)
 	}()
 	go func() {
