@@ -503,3 +503,24 @@ func TestCloseWaitsForRunGoroutines(t *testing.T) {
 	<-closed
 	s.Stop()
 }
+
+// The fire-and-forget UI requests encode in the original's key order.
+func TestUIRequestFrames(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ev   Event
+		want string
+	}{
+		{UIStatus{ID: "ui_1", Key: "retry", Text: "Retrying"}, `{"type":"extension_ui_request","id":"ui_1","method":"setStatus","statusKey":"retry","statusText":"Retrying"}`},
+		{UIStatus{ID: "ui_2", Key: "retry"}, `{"type":"extension_ui_request","id":"ui_2","method":"setStatus","statusKey":"retry"}`},
+		{UIWidget{ID: "ui_3", Key: "todos", Lines: []string{"a", "<b>"}, Placement: "belowEditor"}, `{"type":"extension_ui_request","id":"ui_3","method":"setWidget","widgetKey":"todos","widgetLines":["a","<b>"],"widgetPlacement":"belowEditor"}`},
+		{UIWidget{ID: "ui_4", Key: "todos"}, `{"type":"extension_ui_request","id":"ui_4","method":"setWidget","widgetKey":"todos"}`},
+		{UIEditorText{ID: "ui_5", Text: "edit me"}, `{"type":"extension_ui_request","id":"ui_5","method":"set_editor_text","text":"edit me"}`},
+		{SetTitle{ID: "ui_6", Title: "T"}, `{"type":"extension_ui_request","id":"ui_6","method":"setTitle","title":"T"}`},
+		{Notify{ID: "ui_7", Message: "m", NotifyType: "info"}, `{"type":"extension_ui_request","id":"ui_7","method":"notify","message":"m","notifyType":"info"}`},
+	} {
+		if got := string(tc.ev.AppendJSON(nil)); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}

@@ -131,6 +131,7 @@ func (s *Session) retryStage(r *run, aborted bool) *postRun {
 				final = msg.ErrorMessage
 			}
 			s.emit(AutoRetryEnd{Success: false, Attempt: s.retry.attempt, FinalError: final})
+			s.setStatus("retry", "")
 			s.retry.attempt = 0
 		}
 		return nil
@@ -138,6 +139,7 @@ func (s *Session) retryStage(r *run, aborted bool) *postRun {
 	s.retry.attempt++
 	if s.retry.attempt > DefaultMaxRetries {
 		s.emit(AutoRetryEnd{Success: false, Attempt: s.retry.attempt - 1, FinalError: msg.ErrorMessage})
+		s.setStatus("retry", "")
 		s.retry.attempt = 0
 		return nil
 	}
@@ -150,6 +152,7 @@ func (s *Session) retryStage(r *run, aborted bool) *postRun {
 	// Hosts that show extension UI but not retry events still tell their
 	// user why nothing happens for a while.
 	s.notify("warning", fmt.Sprintf("Retrying in %s (attempt %d of %d): %s", humanDelay(delay), attempt, DefaultMaxRetries, msg.ErrorMessage))
+	s.setStatus("retry", fmt.Sprintf("Retrying (attempt %d of %d)", attempt, DefaultMaxRetries))
 	// The failed message leaves the context (the record keeps it): the next
 	// attempt asks again from the same user message.
 	s.rec.hideLast()
@@ -161,6 +164,7 @@ func (s *Session) retryStage(r *run, aborted bool) *postRun {
 		finish: func() {
 			if s.retry.attempt == attempt {
 				s.emit(AutoRetryEnd{Success: false, Attempt: attempt, FinalError: RetryCancelled})
+				s.setStatus("retry", "")
 				s.retry.attempt = 0
 			}
 		}}
@@ -173,6 +177,7 @@ func (s *Session) retrySucceeded(msg *AssistantMessage) {
 		return
 	}
 	s.emit(AutoRetryEnd{Success: true, Attempt: s.retry.attempt})
+	s.setStatus("retry", "")
 	s.retry.attempt = 0
 }
 

@@ -198,3 +198,73 @@ func (e SetTitle) AppendJSON(dst []byte) []byte {
 func (s *Session) EmitSetTitle(title string) {
 	s.emit(SetTitle{ID: s.cfg.IDs.NewID("ui"), Title: title})
 }
+
+// UIStatus is the fire-and-forget setStatus request: a keyed line of
+// status; an empty Text clears it (statusText absent).
+type UIStatus struct{ ID, Key, Text string }
+
+// UIWidget is the fire-and-forget setWidget request: keyed lines shown
+// above or below the host's editor; nil Lines removes the widget.
+type UIWidget struct {
+	ID, Key   string
+	Lines     []string
+	Placement string // "aboveEditor" or "belowEditor"; omitted when ""
+}
+
+// UIEditorText is the fire-and-forget set_editor_text request: text for
+// the host's input box.
+type UIEditorText struct{ ID, Text string }
+
+// EventType implements Event.
+func (UIStatus) EventType() string { return "extension_ui_request" }
+
+// EventType implements Event.
+func (UIWidget) EventType() string { return "extension_ui_request" }
+
+// EventType implements Event.
+func (UIEditorText) EventType() string { return "extension_ui_request" }
+
+// AppendJSON implements Event.
+func (e UIStatus) AppendJSON(dst []byte) []byte {
+	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", e.ID)
+	dst = appendStringField(dst, "method", "setStatus")
+	dst = appendStringField(dst, "statusKey", e.Key)
+	if e.Text != "" {
+		dst = appendStringField(dst, "statusText", e.Text)
+	}
+	return append(dst, '}')
+}
+
+// AppendJSON implements Event.
+func (e UIWidget) AppendJSON(dst []byte) []byte {
+	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", e.ID)
+	dst = appendStringField(dst, "method", "setWidget")
+	dst = appendStringField(dst, "widgetKey", e.Key)
+	if e.Lines != nil {
+		dst = append(appendKey(dst, "widgetLines"), '[')
+		for i, l := range e.Lines {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSONString(dst, l)
+		}
+		dst = append(dst, ']')
+	}
+	if e.Placement != "" {
+		dst = appendStringField(dst, "widgetPlacement", e.Placement)
+	}
+	return append(dst, '}')
+}
+
+// AppendJSON implements Event.
+func (e UIEditorText) AppendJSON(dst []byte) []byte {
+	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", e.ID)
+	dst = appendStringField(dst, "method", "set_editor_text")
+	dst = appendStringField(dst, "text", e.Text)
+	return append(dst, '}')
+}
+
+// setStatus sends a setStatus request with a fresh UI id. (actor)
+func (s *Session) setStatus(key, text string) {
+	s.emit(UIStatus{ID: s.cfg.IDs.NewID("ui"), Key: key, Text: text})
+}
