@@ -60,45 +60,11 @@ func TestScripts(t *testing.T) {
 //	apiserver anthropic NAME SCRIPT  the same with anthropictest
 //	apiserver requests NAME        print the request bodies it received, one per line
 func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
-	if neg {
-		ts.Fatalf("apiserver: no negation")
-	}
-	if len(args) < 2 {
-		ts.Fatalf("usage: apiserver ollama NAME SCRIPT | apiserver requests NAME")
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: apiserver ollama|openai|anthropic NAME SCRIPT | apiserver requests NAME")
 	}
 	servers, _ := ts.Value(apiServersKey{}).(map[string]recorder)
-	switch args[0] {
-	case "ollama":
-		if len(args) != 3 {
-			ts.Fatalf("usage: apiserver ollama NAME SCRIPT")
-		}
-		script, err := ollamatest.Load(ts.MkAbs(args[2]))
-		ts.Check(err)
-		srv := ollamatest.NewServer(script)
-		ts.Defer(srv.Close)
-		servers[args[1]] = ollamaBodies{srv}
-		ts.Setenv(args[1], srv.URL)
-	case "openai":
-		if len(args) != 3 {
-			ts.Fatalf("usage: apiserver openai NAME SCRIPT")
-		}
-		script, err := openaitest.LoadScript(ts.MkAbs(args[2]))
-		ts.Check(err)
-		srv := openaitest.NewServer(script)
-		ts.Defer(srv.Close)
-		servers[args[1]] = openaiBodies{srv}
-		ts.Setenv(args[1], srv.URL)
-	case "anthropic":
-		if len(args) != 3 {
-			ts.Fatalf("usage: apiserver anthropic NAME SCRIPT")
-		}
-		script, err := anthropictest.Load(ts.MkAbs(args[2]))
-		ts.Check(err)
-		srv := anthropictest.New(script)
-		ts.Defer(srv.Close)
-		servers[args[1]] = anthropicBodies{srv}
-		ts.Setenv(args[1], srv.URL)
-	case "requests":
+	if args[0] == "requests" {
 		srv, ok := servers[args[1]]
 		if !ok {
 			ts.Fatalf("apiserver: no server named %q", args[1])
@@ -106,9 +72,48 @@ func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 		for _, body := range srv.RequestBodies() {
 			fmt.Fprintf(ts.Stdout(), "%s\n", body)
 		}
-	default:
+		return
+	}
+	start, ok := apiServers[args[0]]
+	if !ok {
 		ts.Fatalf("apiserver: unknown kind %q (want ollama, openai, anthropic or requests)", args[0])
 	}
+	if len(args) != 3 {
+		ts.Fatalf("usage: apiserver %s NAME SCRIPT", args[0])
+	}
+	url, rec, stop, err := start(ts.MkAbs(args[2]))
+	ts.Check(err)
+	ts.Defer(stop)
+	servers[args[1]] = rec
+	ts.Setenv(args[1], url)
+}
+
+// apiServers start each API's scripted server from a script file.
+var apiServers = map[string]func(script string) (url string, rec recorder, stop func(), err error){
+	"ollama": func(path string) (string, recorder, func(), error) {
+		script, err := ollamatest.Load(path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		srv := ollamatest.NewServer(script)
+		return srv.URL, ollamaBodies{srv}, srv.Close, nil
+	},
+	"openai": func(path string) (string, recorder, func(), error) {
+		script, err := openaitest.LoadScript(path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		srv := openaitest.NewServer(script)
+		return srv.URL, openaiBodies{srv}, srv.Close, nil
+	},
+	"anthropic": func(path string) (string, recorder, func(), error) {
+		script, err := anthropictest.Load(path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		srv := anthropictest.New(script)
+		return srv.URL, anthropicBodies{srv}, srv.Close, nil
+	},
 }
 
 type apiServersKey struct{}
