@@ -238,8 +238,9 @@ func (c *Client) do(ctx context.Context, typ string, fields any, prompt bool) (*
 
 	c.mu.Lock()
 	if c.closed {
+		err := c.closedErr(typ)
 		c.mu.Unlock()
-		return nil, nil, c.closedErr(typ)
+		return nil, nil, err
 	}
 	c.seq++
 	cl := &call{id: fmt.Sprintf("c%d", c.seq), typ: typ, seq: c.seq, resp: make(chan result, 1), prompt: prompt}
@@ -273,9 +274,10 @@ func (c *Client) do(ctx context.Context, typ string, fields any, prompt bool) (*
 	}
 }
 
+// closedErr is the error of a request made after the end; c.mu is held.
 func (c *Client) closedErr(typ string) error {
-	if c.endErr != nil && !errors.Is(c.endErr, ErrClosed) {
-		return fmt.Errorf("xcsh %s: %w (%v)", typ, ErrClosed, c.endErr)
+	if c.endErr != nil {
+		return fmt.Errorf("xcsh %s: %w", typ, c.endErr)
 	}
 	return fmt.Errorf("xcsh %s: %w", typ, ErrClosed)
 }
@@ -550,10 +552,11 @@ func (c *Client) end(cause error) {
 }
 
 func (c *Client) endNow(cause error) {
-	c.mu.Lock()
-	if c.endErr == nil {
-		c.endErr = cause
+	if !errors.Is(cause, ErrClosed) {
+		cause = fmt.Errorf("%w: %v", ErrClosed, cause)
 	}
+	c.mu.Lock()
+	c.endErr = cause
 	c.closed = true
 	c.ended = true
 	pending := c.pending
@@ -571,11 +574,7 @@ func (c *Client) endNow(cause error) {
 		if cl.late != nil {
 			close(cl.late)
 		}
-		err := fmt.Errorf("xcsh %s: %w", cl.typ, ErrClosed)
-		if cause != nil && !errors.Is(cause, ErrClosed) {
-			err = fmt.Errorf("xcsh %s: %w (%v)", cl.typ, ErrClosed, cause)
-		}
-		cl.resp <- result{err: err}
+		cl.resp <- result{err: fmt.Errorf("xcsh %s: %w", cl.typ, cause)}
 	}
 	c.cancelRoot()
 	for _, s := range subs {

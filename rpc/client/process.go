@@ -132,6 +132,9 @@ func (c *Client) shutdown() error {
 		select {
 		case <-p.exited:
 		case <-grace.C:
+			// The client stops waiting now: what the agent writes while it
+			// is being stopped answers nobody.
+			c.end(fmt.Errorf("%w: the agent did not exit within %v of stdin closing", ErrClosed, c.opts.grace()))
 			_ = p.cmd.Process.Signal(syscall.SIGTERM)
 			select {
 			case <-p.exited:
@@ -157,6 +160,7 @@ func (c *Client) shutdown() error {
 		select {
 		case <-c.done:
 		case <-grace.C:
+			c.end(fmt.Errorf("%w: the stream did not end within %v of closing the writer", ErrClosed, c.opts.grace()))
 			if rc, ok := c.r.(io.Closer); ok {
 				rc.Close()
 			}
