@@ -409,12 +409,14 @@ func (c *Client) route(line []byte) {
 		c.publish(Event{Raw: json.RawMessage(append([]byte(nil), line...))})
 		return
 	}
-	ev := Event{Type: f.Type, Raw: json.RawMessage(line)}
+	if f.Type == "response" && c.resolve(&f) {
+		return
+	}
+	// Published before acting on it, so whoever the frame unblocks (Start
+	// waiting for ready, a settled prompt) and then subscribes does not
+	// see it as a new event.
+	c.publish(Event{Type: f.Type, Raw: json.RawMessage(line)})
 	switch f.Type {
-	case "response":
-		if c.resolve(&f) {
-			return
-		}
 	case "ready":
 		c.mu.Lock()
 		select {
@@ -435,7 +437,6 @@ func (c *Client) route(line []byte) {
 	case "extension_ui_request":
 		c.uiRequest(line)
 	}
-	c.publish(ev)
 }
 
 // resolve matches a response to its request and reports whether it did.

@@ -551,3 +551,29 @@ func TestStartFailureCarriesStderr(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestRetryNoticeReachesUI(t *testing.T) {
+	t.Parallel()
+	flaky := `{"turns":[
+  {"steps":[{"error":{"status":529,"message":"529 overloaded_error: Overloaded"}}]},
+  {"expect":{"messageCount":1},"steps":[{"text":"Hello after a retry."}]}
+]}`
+	c, _ := startAgent(t, map[string]string{"flaky.json": flaky}, "--model", "flaky.json", "--no-session", "--retry-base-delay", "10ms")
+	ctx := testCtx(t)
+	notices := make(chan UIRequest, 1)
+	c.OnUI(UIFuncs{NotifyFunc: func(r UIRequest) { notices <- r }})
+	w := c.Watch(func(e Event) bool {
+		var ok bool
+		return e.Type == "auto_retry_end" && e.Field("success", &ok) && ok
+	})
+	if _, err := c.Prompt(ctx, "hello", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := <-notices
+	if n.Method != "notify" || n.NotifyType != "warning" || !strings.HasPrefix(n.Message, "Retrying in") {
+		t.Errorf("notice %+v", n)
+	}
+}
