@@ -98,7 +98,8 @@ type Client struct {
 
 	handlers sync.WaitGroup // host tool and dialog goroutines
 	ready    chan struct{}  // closed on the ready frame
-	done     chan struct{}  // closed when the reader has finished
+	done     chan struct{}  // closed when the connection has ended (end)
+	readDone chan struct{}  // closed when readLoop has returned
 
 	endOnce   sync.Once
 	closeOnce sync.Once
@@ -149,6 +150,7 @@ func New(r io.Reader, w io.Writer, opts Options) *Client {
 		uiCalls:   map[string]context.CancelCauseFunc{},
 		ready:     make(chan struct{}),
 		done:      make(chan struct{}),
+		readDone:  make(chan struct{}),
 	}
 	c.root, c.cancelRoot = context.WithCancel(context.Background())
 	go c.readLoop()
@@ -381,6 +383,7 @@ func stringOf(raw json.RawMessage) (string, bool) {
 // readLoop is the only reader of the agent's stdout. It decodes each frame
 // and routes it; it never waits for a caller or a subscriber.
 func (c *Client) readLoop() {
+	defer close(c.readDone)
 	br := bufio.NewReaderSize(c.r, 64<<10)
 	for {
 		// ReadBytes, not a Scanner: a frame may be far larger than 64 KiB.

@@ -11,7 +11,8 @@ import (
 // host_tool_call / host_tool_cancel and extension_ui_request (also handled
 // by the client), and responses nobody waits for (a late response after a
 // timeout, an id-less failure that matched no request). Raw is the whole
-// frame.
+// frame. A line that is not JSON (never written by xcsh) is delivered with
+// Type "" and the line as Raw.
 type Event struct {
 	Type string
 	Raw  json.RawMessage

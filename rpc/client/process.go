@@ -152,18 +152,21 @@ func (c *Client) shutdown() error {
 		// A child of the agent may still hold its stdout; the process is
 		// gone, so nothing more can come.
 		select {
-		case <-c.done:
+		case <-c.readDone:
 		case <-time.After(time.Second):
 			p.stdout.Close()
+			<-c.readDone
 		}
 	} else {
 		select {
-		case <-c.done:
+		case <-c.readDone:
 		case <-grace.C:
 			c.end(fmt.Errorf("%w: the stream did not end within %v of closing the writer", ErrClosed, c.opts.grace()))
 			if rc, ok := c.r.(io.Closer); ok {
 				rc.Close()
+				<-c.readDone
 			}
+			// Otherwise the reader returns whenever r does.
 		}
 	}
 	c.end(ErrClosed)

@@ -151,8 +151,12 @@ func (c *Client) uiRequest(line []byte) {
 }
 
 func (c *Client) startDialog(h UIHandler, req UIRequest) {
-	ctx, cancel := context.WithCancelCause(c.root)
 	c.mu.Lock()
+	if c.ended { // Close is waiting for the handlers: start none
+		c.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancelCause(c.root)
 	c.uiCalls[req.ID] = cancel
 	c.handlers.Add(1)
 	c.mu.Unlock()
