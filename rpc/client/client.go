@@ -200,7 +200,10 @@ func (c *Client) bound(ctx context.Context, d time.Duration) (context.Context, c
 // Call sends a command of any type with the fields of fields (a struct or
 // map that encodes as a JSON object, or nil) and returns its data: nil when
 // the response has none, "null" when it is null. A failure is a
-// *CommandError. The id and type are written after the fields, so a
+// *CommandError, also when the agent answers without an id: an
+// "Unknown command" frame or a "parse" frame is matched to a waiting
+// request by rule (see resolve), so the caller does not wait out its
+// timeout. The id and type are written after the fields, so a
 // field named "id" or "type" cannot replace them (the agent reads a
 // repeated key's last value).
 func (c *Client) Call(ctx context.Context, typ string, fields any) (json.RawMessage, error) {

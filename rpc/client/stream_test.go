@@ -320,3 +320,32 @@ func TestCloseOverStreamsFailsPending(t *testing.T) {
 		t.Errorf("stdin not closed: %v", err)
 	}
 }
+
+func TestStreamEndDrainsSubscribersAndFailsPending(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, Options{})
+	events, cancel := f.c.Subscribe(0)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.c.GetState(context.Background())
+		done <- err
+	}()
+	f.read()
+	f.write(`{"type":"agent_start"}`, `{"type":"agent_end","messages":[]}`)
+	f.out.Close() // the agent's stdout ends
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("pending request: %v", err)
+	}
+	var got []string
+	for ev := range events { // closed after the queued events
+		got = append(got, ev.Type)
+	}
+	if strings.Join(got, ",") != "agent_start,agent_end" {
+		t.Errorf("events %v", got)
+	}
+	<-f.c.Done()
+	if _, err := f.c.WaitFor(context.Background(), IsType("agent_end")); !errors.Is(err, ErrClosed) {
+		t.Errorf("WaitFor after the end: %v", err)
+	}
+}
