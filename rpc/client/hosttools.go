@@ -164,6 +164,7 @@ func (c *Client) hostToolCall(line []byte) {
 		var res Result
 		var err error
 		if !ok || tool.Handler == nil {
+			// The TypeScript client's text, capitalised as the model sees it.
 			err = fmt.Errorf("Host tool %q is not registered", f.ToolName)
 		} else {
 			update := func(partial json.RawMessage) {

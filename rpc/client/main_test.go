@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -136,12 +135,4 @@ func wantCommandError(t *testing.T, err error, command, msgPart string) *Command
 		t.Fatalf("err = %+v, want command %q and a message containing %q", ce, command, msgPart)
 	}
 	return ce
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
