@@ -150,6 +150,7 @@ func (c *chunk) add(line []byte) {
 func (c *chunk) full() bool { return len(c.ends) >= chunkLines || len(c.data) >= chunkBytes }
 
 func (c *chunk) decode() {
+	var d engine.EntryDecoder
 	start := 0
 	for i, end := range c.ends {
 		line := c.data[start:end]
@@ -157,7 +158,7 @@ func (c *chunk) decode() {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue // the original's lenient parse skips blank lines
 		}
-		e, err := engine.DecodeEntry(line)
+		e, err := d.Decode(line)
 		if err != nil {
 			c.errs = append(c.errs, lineError{n: c.first + i, size: len(line), err: err})
 			continue
