@@ -175,13 +175,16 @@ const (
 const AbortedMessage = "Request was aborted"
 
 // UserMessage is a message typed by the user (or queued by the host).
+//
+// The booleans are together at the end so the struct is 80 bytes, not 96
+// (a loaded session holds one per user message).
 type UserMessage struct {
 	Content         []ContentBlock
-	StringContent   bool   // encode a single text block as a JSON string
 	Attribution     string // "user" unless set
-	Synthetic       bool
 	ProviderPayload []byte // raw JSON; omitted when nil
 	Timestamp       int64
+	StringContent   bool // encode a single text block as a JSON string
+	Synthetic       bool
 
 	// noAttribution is set when a decoded message had no attribution key,
 	// so it encodes again without one; messages built here always carry it.
