@@ -636,6 +636,16 @@ func (s *jscan) once(seen *uint32, bit uint32) {
 	*seen |= bit
 }
 
+// strPlain marks the bytes a string body holds as they are: printable
+// ASCII but the quote and the backslash. strBody skips runs of them in a
+// tight loop; string bodies are most of a session's bytes.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // strBody reads a string and returns the bytes between its quotes,
 // validated; esc reports a backslash and hi a byte >= 0x80.
 func (s *jscan) strBody() (body []byte, esc, hi bool) {
@@ -647,7 +657,13 @@ func (s *jscan) strBody() (body []byte, esc, hi bool) {
 	s.i++
 	start := s.i
 	b := s.b
-	for i := s.i; i < len(b); {
+	for i := s.i; ; {
+		for i < len(b) && strPlain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			s.i = i + 1
@@ -674,10 +690,8 @@ func (s *jscan) strBody() (body []byte, esc, hi bool) {
 		case c < 0x20:
 			s.bad()
 			return nil, false, false
-		default:
-			if c >= utf8.RuneSelf {
-				hi = true
-			}
+		default: // >= 0x80; checked as UTF-8 when converted
+			hi = true
 			i++
 		}
 	}
