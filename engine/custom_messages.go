@@ -23,7 +23,11 @@ func (*DeveloperMessage) Role() string { return "developer" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *DeveloperMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, 96+blocksHint(m.Content)+len(m.Attribution)+len(m.ProviderPayload))), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *DeveloperMessage) sizeHint() int {
+	return 96 + blocksHint(m.Content) + len(m.Attribution) + len(m.ProviderPayload)
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -61,7 +65,11 @@ func (*PythonExecutionMessage) Role() string { return "pythonExecution" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *PythonExecutionMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, 192+strHint(m.Code)+strHint(m.Output)+len(m.Meta))), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *PythonExecutionMessage) sizeHint() int {
+	return 192 + strHint(m.Code) + strHint(m.Output) + len(m.Meta)
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -112,7 +120,11 @@ func (m *CustomMessage) Role() string {
 
 // MarshalJSON implements json.Marshaler.
 func (m *CustomMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, 128+len(m.CustomType)+blocksHint(m.Content)+len(m.Details)+len(m.Attribution))), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *CustomMessage) sizeHint() int {
+	return 128 + len(m.CustomType) + blocksHint(m.Content) + len(m.Details) + len(m.Attribution)
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -146,8 +158,10 @@ func (*BranchSummaryMessage) Role() string { return "branchSummary" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *BranchSummaryMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, 96+strHint(m.Summary)+len(m.FromID))), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
 }
+
+func (m *BranchSummaryMessage) sizeHint() int { return 96 + strHint(m.Summary) + len(m.FromID) }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
 // to dst.
@@ -173,7 +187,11 @@ func (*CompactionSummaryMessage) Role() string { return "compactionSummary" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *CompactionSummaryMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, 128+strHint(m.Summary)+strHint(m.ShortSummary)+len(m.ProviderPayload))), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *CompactionSummaryMessage) sizeHint() int {
+	return 128 + strHint(m.Summary) + strHint(m.ShortSummary) + len(m.ProviderPayload)
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -231,7 +249,7 @@ func (*FileMentionMessage) Role() string { return "fileMention" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *FileMentionMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, m.sizeHintFiles())), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -264,7 +282,7 @@ func (m *OpaqueMessage) Role() string { return m.role }
 // MarshalJSON implements json.Marshaler; it returns the decoded bytes.
 func (m *OpaqueMessage) MarshalJSON() ([]byte, error) { return bytes.Clone(m.raw), nil }
 
-func (m *FileMentionMessage) sizeHintFiles() int {
+func (m *FileMentionMessage) sizeHint() int {
 	n := 64
 	for i := range m.Files {
 		f := &m.Files[i]

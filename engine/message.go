@@ -196,7 +196,11 @@ func (*UserMessage) Role() string { return "user" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *UserMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, 128+blocksHint(m.Content)+len(m.Attribution)+len(m.ProviderPayload))), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *UserMessage) sizeHint() int {
+	return 128 + blocksHint(m.Content) + len(m.Attribution) + len(m.ProviderPayload)
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -244,7 +248,11 @@ func (*AssistantMessage) Role() string { return "assistant" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *AssistantMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, 320+blocksHint(m.Content)+len(m.API)+len(m.Provider)+len(m.Model)+len(m.ResponseID)+strHint(m.ErrorMessage)+len(m.ProviderPayload))), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *AssistantMessage) sizeHint() int {
+	return 320 + blocksHint(m.Content) + len(m.API) + len(m.Provider) + len(m.Model) + len(m.ResponseID) + strHint(m.ErrorMessage) + len(m.ProviderPayload)
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -314,7 +322,11 @@ func (*ToolResultMessage) Role() string { return "toolResult" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *ToolResultMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, 160+len(m.ToolCallID)+len(m.ToolName)+blocksHint(m.Content)+len(m.Details)+len(m.Attribution))), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *ToolResultMessage) sizeHint() int {
+	return 160 + len(m.ToolCallID) + len(m.ToolName) + blocksHint(m.Content) + len(m.Details) + len(m.Attribution)
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -359,7 +371,11 @@ func (*BashExecutionMessage) Role() string { return "bashExecution" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *BashExecutionMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, 192+strHint(m.Command)+strHint(m.Output)+len(m.Meta))), nil
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *BashExecutionMessage) sizeHint() int {
+	return 192 + strHint(m.Command) + strHint(m.Output) + len(m.Meta)
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -426,4 +442,18 @@ func blocksHint(blocks []ContentBlock) int {
 			strHint(b.Intent)
 	}
 	return n
+}
+
+// messageSizeHint is about the length of m's encoding: appending many
+// messages to one buffer (get_messages) can grow it once to the sum
+// instead of through a chain of copies (a 23 MB frame grown by append
+// leaves about four times its size in garbage).
+func messageSizeHint(m Message) int {
+	switch m := m.(type) {
+	case interface{ sizeHint() int }:
+		return m.sizeHint()
+	case *OpaqueMessage:
+		return len(m.raw)
+	}
+	return 256
 }
