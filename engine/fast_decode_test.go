@@ -206,3 +206,32 @@ func FuzzFastDecode(f *testing.F) {
 		checkFastEntry(t, data)
 	})
 }
+
+// AppendJSON appends what MarshalJSON returns, and the size hints hold
+// nearly every encoding (a hint that is short only costs a regrowth).
+func TestAppendJSONAndSizeHints(t *testing.T) {
+	t.Parallel()
+	msgs, _ := fastCorpus(t)
+	short, n := 0, 0
+	for _, raw := range msgs {
+		m, err := DecodeMessage([]byte(raw))
+		if err != nil {
+			continue
+		}
+		n++
+		want, _ := m.MarshalJSON()
+		a, ok := m.(interface{ AppendJSON([]byte) []byte })
+		if !ok {
+			t.Fatalf("%T has no AppendJSON", m)
+		}
+		if got := a.AppendJSON([]byte("x")); string(got) != "x"+string(want) {
+			t.Fatalf("AppendJSON differs from MarshalJSON\n got %s\nwant x%s", got, want)
+		}
+		if messageSizeHint(m) < len(want) {
+			short++
+		}
+	}
+	if short*10 > n {
+		t.Errorf("size hint short for %d of %d messages", short, n)
+	}
+}
