@@ -200,7 +200,7 @@ func (m *UserMessage) MarshalJSON() ([]byte, error) {
 }
 
 func (m *UserMessage) sizeHint() int {
-	return 128 + blocksHint(m.Content) + len(m.Attribution) + len(m.ProviderPayload)
+	return 96 + blocksHint(m.Content) + len(m.Attribution) + len(m.ProviderPayload)
 }
 
 // AppendJSON appends the message's encoding (what MarshalJSON returns)
@@ -437,7 +437,10 @@ func blocksHint(blocks []ContentBlock) int {
 			n += len(b.raw) + 1
 			continue
 		}
-		n += 48 + strHint(b.Text) + len(b.TextSignature) + strHint(b.Thinking) + len(b.ThinkingSignature) +
+		if b.Type == BlockToolCall {
+			n += 32 // its id, name and arguments keys
+		}
+		n += 32 + strHint(b.Text) + len(b.TextSignature) + strHint(b.Thinking) + len(b.ThinkingSignature) +
 			len(b.Data) + len(b.MimeType) + len(b.ID) + len(b.Name) + len(b.Arguments) + len(b.ThoughtSignature) +
 			strHint(b.Intent)
 	}
