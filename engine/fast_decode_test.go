@@ -15,28 +15,7 @@ import (
 // plus variants that the fast decoder must either decode as the general
 // one does or leave to it.
 func fastCorpus(t testing.TB) (msgs, lines []string) {
-	files, _ := filepath.Glob("../golden/*.jsonl")
-	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := bufio.NewReader(f)
-		for {
-			line, err := r.ReadBytes('\n')
-			if line = bytes.TrimSpace(line); len(line) > 0 {
-				var raws []json.RawMessage
-				collectMessages(t, line, &raws)
-				for _, raw := range raws {
-					msgs = append(msgs, string(raw))
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		f.Close()
-	}
+	msgs = goldenMessages(t)
 	msgs = append(msgs,
 		`{"role":"user","content":"a\u00e9\ud83d\ude00\ud800x\u0000\n\"\\\/\b\f\r\t","timestamp":1}`,
 		"{\"role\":\"user\",\"content\":\"bad \xff utf8 \xe2\x82\",\"timestamp\":1}",
@@ -102,6 +81,33 @@ func fastCorpus(t testing.TB) (msgs, lines []string) {
 	return msgs, lines
 }
 
+// goldenMessages is every message of the golden transcripts.
+func goldenMessages(t testing.TB) (msgs []string) {
+	files, _ := filepath.Glob("../golden/*.jsonl")
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(f)
+		for {
+			line, err := r.ReadBytes('\n')
+			if line = bytes.TrimSpace(line); len(line) > 0 {
+				var raws []json.RawMessage
+				collectMessages(t, line, &raws)
+				for _, raw := range raws {
+					msgs = append(msgs, string(raw))
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+	}
+	return msgs
+}
+
 // checkFastMessage fails when the fast decoder accepts data and decodes it
 // to anything but what the general decoder gives.
 func checkFastMessage(t testing.TB, data []byte) {
@@ -149,6 +155,15 @@ func TestFastDecodeAgrees(t *testing.T) {
 		d := EntryDecoder{}
 		if d.decodeMessageEntry([]byte(l)) != nil {
 			fast++
+		}
+	}
+	for _, m := range goldenMessages(t) {
+		hot := false
+		for _, r := range []string{"user", "assistant", "toolResult"} {
+			hot = hot || strings.HasPrefix(m, `{"role":"`+r+`"`)
+		}
+		if s := (jscan{b: []byte(m)}); hot && (s.hotMessage() == nil || s.fail) {
+			t.Errorf("a golden message takes the slow path: %s", m)
 		}
 	}
 	if fast < len(lines)/2 {
