@@ -23,7 +23,17 @@ func (*DeveloperMessage) Role() string { return "developer" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *DeveloperMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":"developer","content":`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *DeveloperMessage) sizeHint() int {
+	return 96 + blocksHint(m.Content) + len(m.Attribution) + len(m.ProviderPayload)
+}
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *DeveloperMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":"developer","content":`...)
 	dst = appendContent(dst, m.Content, m.StringContent)
 	if m.Attribution != "" {
 		dst = appendStringField(dst, "attribution", m.Attribution)
@@ -32,7 +42,7 @@ func (m *DeveloperMessage) MarshalJSON() ([]byte, error) {
 		dst = appendRawField(dst, "providerPayload", m.ProviderPayload)
 	}
 	dst = appendIntField(dst, "timestamp", m.Timestamp)
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 // PythonExecutionMessage records Python code the user ran; it has the
@@ -55,7 +65,17 @@ func (*PythonExecutionMessage) Role() string { return "pythonExecution" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *PythonExecutionMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":"pythonExecution"`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *PythonExecutionMessage) sizeHint() int {
+	return 192 + strHint(m.Code) + strHint(m.Output) + len(m.Meta)
+}
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *PythonExecutionMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":"pythonExecution"`...)
 	dst = appendStringField(dst, "code", m.Code)
 	dst = appendStringField(dst, "output", m.Output)
 	if m.ExitCode != nil {
@@ -70,7 +90,7 @@ func (m *PythonExecutionMessage) MarshalJSON() ([]byte, error) {
 	if m.ExcludeFromContext != nil {
 		dst = appendBoolField(dst, "excludeFromContext", *m.ExcludeFromContext)
 	}
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 // CustomMessage is a message injected by an extension or the harness
@@ -100,7 +120,17 @@ func (m *CustomMessage) Role() string {
 
 // MarshalJSON implements json.Marshaler.
 func (m *CustomMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *CustomMessage) sizeHint() int {
+	return 128 + len(m.CustomType) + blocksHint(m.Content) + len(m.Details) + len(m.Attribution)
+}
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *CustomMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":`...)
 	dst = AppendJSONString(dst, m.Role())
 	dst = appendStringField(dst, "customType", m.CustomType)
 	dst = appendContent(appendKey(dst, "content"), m.Content, m.StringContent)
@@ -112,7 +142,7 @@ func (m *CustomMessage) MarshalJSON() ([]byte, error) {
 		dst = appendStringField(dst, "attribution", m.Attribution)
 	}
 	dst = appendIntField(dst, "timestamp", m.Timestamp)
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 // BranchSummaryMessage summarises a tree branch the conversation came back
@@ -128,11 +158,19 @@ func (*BranchSummaryMessage) Role() string { return "branchSummary" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *BranchSummaryMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":"branchSummary"`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *BranchSummaryMessage) sizeHint() int { return 96 + strHint(m.Summary) + len(m.FromID) }
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *BranchSummaryMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":"branchSummary"`...)
 	dst = appendStringField(dst, "summary", m.Summary)
 	dst = appendStringField(dst, "fromId", m.FromID)
 	dst = appendIntField(dst, "timestamp", m.Timestamp)
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 // CompactionSummaryMessage heads the context after a compaction.
@@ -149,7 +187,17 @@ func (*CompactionSummaryMessage) Role() string { return "compactionSummary" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *CompactionSummaryMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":"compactionSummary"`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *CompactionSummaryMessage) sizeHint() int {
+	return 128 + strHint(m.Summary) + strHint(m.ShortSummary) + len(m.ProviderPayload)
+}
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *CompactionSummaryMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":"compactionSummary"`...)
 	dst = appendStringField(dst, "summary", m.Summary)
 	if m.ShortSummary != "" {
 		dst = appendStringField(dst, "shortSummary", m.ShortSummary)
@@ -159,7 +207,7 @@ func (m *CompactionSummaryMessage) MarshalJSON() ([]byte, error) {
 		dst = appendRawField(dst, "providerPayload", m.ProviderPayload)
 	}
 	dst = appendIntField(dst, "timestamp", m.Timestamp)
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 // FileMention is one file read for an "@path" mention in a prompt.
@@ -201,7 +249,13 @@ func (*FileMentionMessage) Role() string { return "fileMention" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *FileMentionMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":"fileMention","files":[`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *FileMentionMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":"fileMention","files":[`...)
 	for i := range m.Files {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -209,7 +263,7 @@ func (m *FileMentionMessage) MarshalJSON() ([]byte, error) {
 		dst = m.Files[i].appendJSON(dst)
 	}
 	dst = appendIntField(append(dst, ']'), "timestamp", m.Timestamp)
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 // OpaqueMessage is a message whose role this package does not know. A
@@ -227,3 +281,18 @@ func (m *OpaqueMessage) Role() string { return m.role }
 
 // MarshalJSON implements json.Marshaler; it returns the decoded bytes.
 func (m *OpaqueMessage) MarshalJSON() ([]byte, error) { return bytes.Clone(m.raw), nil }
+
+func (m *FileMentionMessage) sizeHint() int {
+	n := 64
+	for i := range m.Files {
+		f := &m.Files[i]
+		n += 96 + len(f.Path) + strHint(f.Content) + len(f.SkippedReason)
+		if f.Image != nil {
+			n += 64 + len(f.Image.Data) + len(f.Image.MimeType)
+		}
+	}
+	return n
+}
+
+// AppendJSON appends the decoded bytes to dst.
+func (m *OpaqueMessage) AppendJSON(dst []byte) []byte { return append(dst, m.raw...) }

@@ -16,7 +16,7 @@ import (
 // "role": frames carry messages under message, messages, toolResults,
 // assistantMessageEvent.partial, data.messages and more, so the walk is
 // generic rather than a list of paths that would miss the next frame type.
-func collectMessages(t *testing.T, raw json.RawMessage, out *[]json.RawMessage) {
+func collectMessages(t testing.TB, raw json.RawMessage, out *[]json.RawMessage) {
 	t.Helper()
 	switch raw[0] {
 	case '{':

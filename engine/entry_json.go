@@ -72,9 +72,13 @@ type entryJSON struct {
 // that keeps its payload and encodes back to the same bytes. The line is
 // not retained.
 func DecodeEntry(line []byte) (*Entry, error) {
-	if e := decodeMessageEntry(line); e != nil {
-		return e, nil
-	}
+	var d EntryDecoder
+	return d.decode(line)
+}
+
+// decodeEntry is the general path of DecodeEntry: every entry type, any
+// layout.
+func decodeEntry(line []byte) (*Entry, error) {
 	var w entryJSON
 	if err := json.Unmarshal(line, &w); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrEntry, err)
@@ -140,91 +144,127 @@ func DecodeEntry(line []byte) (*Entry, error) {
 	return e, nil
 }
 
+// EntryDecoder decodes the lines of one session file. It remembers the
+// previous entry's id, which is nearly always the next entry's parentId, so
+// the two share one string, and it interns the short strings that repeat
+// (api, provider, model, stop reason, tool name). Not safe for concurrent
+// use; the zero value is ready.
+type EntryDecoder struct {
+	lastID string
+	strs   map[string]string
+}
+
+// Decode decodes one line, as DecodeEntry does.
+func (d *EntryDecoder) Decode(line []byte) (*Entry, error) {
+	if d.strs == nil {
+		d.strs = make(map[string]string)
+	}
+	return d.decode(line)
+}
+
+func (d *EntryDecoder) decode(line []byte) (*Entry, error) {
+	e := d.decodeMessageEntry(line)
+	if e == nil {
+		var err error
+		if e, err = decodeEntry(line); err != nil {
+			return nil, err
+		}
+	}
+	d.lastID = e.ID
+	return e, nil
+}
+
 // decodeMessageEntry is the fast path of the line a session file holds
 // most of: a message entry in the original's layout,
-// {"type":"message","id":"…","parentId":…,"timestamp":"…","message":{…}}.
-// It reads the head by hand and decodes the message once, instead of
-// parsing the whole line as a union and then the message again. Anything
-// else gives nil and takes the general path.
-func decodeMessageEntry(line []byte) *Entry {
-	rest, ok := bytes.CutPrefix(line, []byte(`{"type":"message","id":"`))
-	if !ok {
+// {"type":"message","id":"…","parentId":…,"timestamp":"…","message":{…}}
+// (other key orders are read too, but "type" must come first). It reads
+// the line once with jscan (see decode.go). Anything else gives nil and
+// takes the general path.
+func (d *EntryDecoder) decodeMessageEntry(line []byte) *Entry {
+	s := jscan{b: line, strs: d.strs}
+	s.ws()
+	if !bytes.HasPrefix(s.b[s.i:], []byte(`{"type":"message",`)) {
 		return nil
 	}
-	id, rest, ok := cutPlain(rest)
-	if !ok {
-		return nil
-	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(`,"parentId":`)); !ok {
-		return nil
-	}
-	var parent []byte
-	if r, isNull := bytes.CutPrefix(rest, []byte("null")); isNull {
-		rest = r
-	} else if r, quoted := bytes.CutPrefix(rest, []byte(`"`)); quoted {
-		if parent, rest, ok = cutPlain(r); !ok {
-			return nil
+	s.i += len(`{"type":"message",`)
+	e := &Entry{Type: EntryMessage}
+	var ts []byte
+	seen := uint32(1)
+	for more := true; more && !s.fail; more = s.next('}') {
+		switch string(s.key()) {
+		case "type":
+			s.once(&seen, 1<<0)
+		case "id":
+			s.once(&seen, 1<<1)
+			e.ID = s.str()
+		case "parentId":
+			s.once(&seen, 1<<2)
+			s.ws()
+			if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+				s.i += 4
+				break
+			}
+			body, esc, hi := s.strBody()
+			if !esc && !hi && string(body) == d.lastID {
+				e.ParentID = d.lastID
+			} else {
+				e.ParentID = s.text(body, esc, hi)
+			}
+		case "timestamp":
+			s.once(&seen, 1<<3)
+			var esc, hi bool
+			if ts, esc, hi = s.strBody(); esc || hi {
+				s.bad()
+			}
+		case "message":
+			s.once(&seen, 1<<4)
+			e.Message = s.message()
+		default:
+			s.bad()
 		}
+	}
+	if s.ws(); s.fail || s.i != len(s.b) || seen&(1<<3|1<<4) != 1<<3|1<<4 {
+		return nil
+	}
+	if ms, ok := parseISOMillis(ts); ok {
+		e.Timestamp = ms
 	} else {
-		return nil
+		e.setTimestamp(string(ts))
 	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(`,"timestamp":"`)); !ok {
-		return nil
-	}
-	ts, rest, ok := cutPlain(rest)
-	if !ok {
-		return nil
-	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(`,"message":`)); !ok {
-		return nil
-	}
-	body, ok := bytes.CutSuffix(rest, []byte("}"))
-	if !ok {
-		return nil
-	}
-	m, err := decodeMessageFast(body)
-	if err != nil {
-		return nil // the general path reports it
-	}
-	e := &Entry{Type: EntryMessage, ID: string(id), ParentID: string(parent), Message: m}
-	e.setTimestamp(string(ts))
 	return e
 }
 
-// cutPlain reads a JSON string body without escapes up to its closing
-// quote; ok is false if there is an escape or no quote.
-func cutPlain(b []byte) (s, rest []byte, ok bool) {
-	i := bytes.IndexByte(b, '"')
-	if i < 0 || bytes.IndexByte(b[:i], '\\') >= 0 {
-		return nil, nil, false
+// parseISOMillis reads a timestamp in exactly the form Date.toISOString
+// writes ("2006-01-02T15:04:05.000Z"), which is then known to print back
+// the same; ok is false for anything else, which setTimestamp reads.
+// time.Parse plus the format check costs more than the rest of a
+// message entry.
+func parseISOMillis(b []byte) (int64, bool) {
+	if len(b) != 24 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' ||
+		b[16] != ':' || b[19] != '.' || b[23] != 'Z' {
+		return 0, false
 	}
-	return b[:i], b[i+1:], true
-}
-
-// decodeMessageFast decodes the roles that make up most of a session
-// (user, assistant, toolResult) in one pass when the role is the first
-// key, as every encoder writes it; other messages go through DecodeMessage.
-// The concrete decoders validate the bytes, so a message followed by stray
-// keys of the entry fails here and takes the general path.
-func decodeMessageFast(data []byte) (Message, error) {
-	var m interface {
-		Message
-		json.Unmarshaler
+	ok := true
+	num := func(from, to int) int {
+		n := 0
+		for _, c := range b[from:to] {
+			if c < '0' || c > '9' {
+				ok = false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
 	}
-	switch {
-	case bytes.HasPrefix(data, []byte(`{"role":"assistant"`)):
-		m = new(AssistantMessage)
-	case bytes.HasPrefix(data, []byte(`{"role":"toolResult"`)):
-		m = new(ToolResultMessage)
-	case bytes.HasPrefix(data, []byte(`{"role":"user"`)):
-		m = new(UserMessage)
-	default:
-		return DecodeMessage(data)
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec, ms := num(11, 13), num(14, 16), num(17, 19), num(20, 23)
+	if !ok || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
 	}
-	if err := m.UnmarshalJSON(data); err != nil {
-		return nil, err
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, ms*1e6, time.UTC)
+	if t.Day() != day { // the 31st of a 30-day month, Feb 29 of a common year
+		return 0, false
 	}
-	return m, nil
+	return t.UnixMilli(), true
 }
 
 // setTimestamp reads an entry timestamp. A string that does not print back

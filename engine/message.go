@@ -175,13 +175,16 @@ const (
 const AbortedMessage = "Request was aborted"
 
 // UserMessage is a message typed by the user (or queued by the host).
+//
+// The booleans are together at the end so the struct is 80 bytes, not 96
+// (a loaded session holds one per user message).
 type UserMessage struct {
 	Content         []ContentBlock
-	StringContent   bool   // encode a single text block as a JSON string
 	Attribution     string // "user" unless set
-	Synthetic       bool
 	ProviderPayload []byte // raw JSON; omitted when nil
 	Timestamp       int64
+	StringContent   bool // encode a single text block as a JSON string
+	Synthetic       bool
 
 	// noAttribution is set when a decoded message had no attribution key,
 	// so it encodes again without one; messages built here always carry it.
@@ -193,7 +196,17 @@ func (*UserMessage) Role() string { return "user" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *UserMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":"user","content":`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *UserMessage) sizeHint() int {
+	return 96 + blocksHint(m.Content) + len(m.Attribution) + len(m.ProviderPayload)
+}
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *UserMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":"user","content":`...)
 	dst = appendContent(dst, m.Content, m.StringContent)
 	if m.Synthetic {
 		dst = appendBoolField(dst, "synthetic", true)
@@ -208,7 +221,7 @@ func (m *UserMessage) MarshalJSON() ([]byte, error) {
 		dst = appendRawField(dst, "providerPayload", m.ProviderPayload)
 	}
 	dst = appendIntField(dst, "timestamp", m.Timestamp)
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 // Text returns the concatenated text blocks.
@@ -235,9 +248,19 @@ func (*AssistantMessage) Role() string { return "assistant" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *AssistantMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":"assistant","content":`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *AssistantMessage) sizeHint() int {
+	return 320 + blocksHint(m.Content) + len(m.API) + len(m.Provider) + len(m.Model) + len(m.ResponseID) + strHint(m.ErrorMessage) + len(m.ProviderPayload)
+}
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *AssistantMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":"assistant","content":`...)
 	dst = appendBlocks(dst, m.Content)
-	return m.appendTail(dst), nil
+	return m.appendTail(dst)
 }
 
 // appendTail appends everything after "content" (including the closing
@@ -299,7 +322,17 @@ func (*ToolResultMessage) Role() string { return "toolResult" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *ToolResultMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":"toolResult"`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *ToolResultMessage) sizeHint() int {
+	return 160 + len(m.ToolCallID) + len(m.ToolName) + blocksHint(m.Content) + len(m.Details) + len(m.Attribution)
+}
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *ToolResultMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":"toolResult"`...)
 	dst = appendStringField(dst, "toolCallId", m.ToolCallID)
 	dst = appendStringField(dst, "toolName", m.ToolName)
 	dst = appendBlocks(appendKey(dst, "content"), m.Content)
@@ -317,7 +350,7 @@ func (m *ToolResultMessage) MarshalJSON() ([]byte, error) {
 		dst = appendIntField(dst, "prunedAt", m.PrunedAt)
 	}
 	dst = appendIntField(dst, "timestamp", m.Timestamp)
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 // BashExecutionMessage records a shell command the host ran with the RPC
@@ -338,7 +371,17 @@ func (*BashExecutionMessage) Role() string { return "bashExecution" }
 
 // MarshalJSON implements json.Marshaler.
 func (m *BashExecutionMessage) MarshalJSON() ([]byte, error) {
-	dst := append([]byte(nil), `{"role":"bashExecution"`...)
+	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
+}
+
+func (m *BashExecutionMessage) sizeHint() int {
+	return 192 + strHint(m.Command) + strHint(m.Output) + len(m.Meta)
+}
+
+// AppendJSON appends the message's encoding (what MarshalJSON returns)
+// to dst.
+func (m *BashExecutionMessage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":"bashExecution"`...)
 	dst = appendStringField(dst, "command", m.Command)
 	dst = appendStringField(dst, "output", m.Output)
 	if m.ExitCode != nil {
@@ -353,7 +396,7 @@ func (m *BashExecutionMessage) MarshalJSON() ([]byte, error) {
 	if m.ExcludeFromContext {
 		dst = appendBoolField(dst, "excludeFromContext", true)
 	}
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 func joinText(blocks []ContentBlock) string {
@@ -375,4 +418,45 @@ func joinText(blocks []ContentBlock) string {
 		}
 	}
 	return string(buf)
+}
+
+// The size hints give MarshalJSON a buffer that nearly always holds the
+// encoding, so a message costs one allocation instead of a chain of
+// doublings (get_messages of a 100k-message session encoded each message
+// through four or five of them). They are estimates: text that escapes a
+// lot just grows the buffer once more.
+
+// strHint is the room a string value takes, escapes included mostly.
+func strHint(s string) int { return len(s) + len(s)/8 }
+
+func blocksHint(blocks []ContentBlock) int {
+	n := 2
+	for i := range blocks {
+		b := &blocks[i]
+		if b.raw != nil {
+			n += len(b.raw) + 1
+			continue
+		}
+		if b.Type == BlockToolCall {
+			n += 32 // its id, name and arguments keys
+		}
+		n += 32 + strHint(b.Text) + len(b.TextSignature) + strHint(b.Thinking) + len(b.ThinkingSignature) +
+			len(b.Data) + len(b.MimeType) + len(b.ID) + len(b.Name) + len(b.Arguments) + len(b.ThoughtSignature) +
+			strHint(b.Intent)
+	}
+	return n
+}
+
+// messageSizeHint is about the length of m's encoding: appending many
+// messages to one buffer (get_messages) can grow it once to the sum
+// instead of through a chain of copies (a 23 MB frame grown by append
+// leaves about four times its size in garbage).
+func messageSizeHint(m Message) int {
+	switch m := m.(type) {
+	case interface{ sizeHint() int }:
+		return m.sizeHint()
+	case *OpaqueMessage:
+		return len(m.raw)
+	}
+	return 256
 }

@@ -19,7 +19,11 @@
 // skipped and reported in Session.Warnings, never fatal; only a missing
 // file or a first line that is not a session header fails (ErrNotSession).
 // Reading is linear, line by line with a bufio.Reader (lines can be many
-// MiB), the lines decoded in chunks on all CPUs; appending costs the same
+// MiB), the lines decoded in chunks on all CPUs, each chunk by one
+// engine.EntryDecoder (message entries, nearly every line, in one pass);
+// the chunks' line buffers are recycled, so a load allocates little more
+// than the entries it returns (74 MB for 100k entries whose structs take
+// 69 MiB, about 0.1-0.2 s on 2 cores). Appending costs the same
 // at the hundred-thousandth entry as at the first: nothing is re-read or
 // rewritten. Listing reads only the head of each file.
 //

@@ -100,7 +100,13 @@ func read(r io.Reader) (*Session, error) {
 		}
 	}
 	d.submit(c)
-	for _, c := range d.wait() {
+	chunks := d.wait()
+	total := 0
+	for _, c := range chunks {
+		total += len(c.entries)
+	}
+	s.Entries = make([]*engine.Entry, 0, total)
+	for _, c := range chunks {
 		s.Entries = append(s.Entries, c.entries...)
 		for _, le := range c.errs {
 			if le.n == lastN && !lastTerminated {
@@ -119,11 +125,34 @@ func read(r io.Reader) (*Session, error) {
 
 // chunk is a run of consecutive lines decoded together.
 type chunk struct {
-	first   int    // line number of the first line
-	data    []byte // the lines, without newlines, back to back
-	ends    []int  // where each line ends in data
+	first   int      // line number of the first line
+	lines   *lineBuf // nil once decoded
 	entries []*engine.Entry
 	errs    []lineError
+}
+
+// lineBuf holds a chunk's lines, without newlines, back to back; ends
+// says where each one ends.
+type lineBuf struct {
+	data []byte
+	ends []int
+}
+
+// lineBufs recycles the chunks' line buffers. Only the chunks in flight
+// hold one (the reader runs at most a queue ahead of the workers), so a
+// 100k-entry file reuses a handful of buffers instead of allocating one
+// per chunk: the file's size again in garbage, which made the collector
+// run (and the heap grow) during the load.
+var lineBufs = sync.Pool{New: func() any {
+	return &lineBuf{data: make([]byte, 0, 256<<10), ends: make([]int, 0, chunkLines)}
+}}
+
+func (b *lineBuf) release() {
+	if cap(b.data) > 2*chunkBytes {
+		return // grown for a huge line: let it go
+	}
+	b.data, b.ends = b.data[:0], b.ends[:0]
+	lineBufs.Put(b)
 }
 
 type lineError struct {
@@ -139,32 +168,41 @@ const (
 )
 
 func newChunk(first int) *chunk {
-	return &chunk{first: first, data: make([]byte, 0, 256<<10), ends: make([]int, 0, chunkLines)}
+	return &chunk{first: first, lines: lineBufs.Get().(*lineBuf)}
 }
 
 func (c *chunk) add(line []byte) {
-	c.data = append(c.data, line...)
-	c.ends = append(c.ends, len(c.data))
+	c.lines.data = append(c.lines.data, line...)
+	c.lines.ends = append(c.lines.ends, len(c.lines.data))
 }
 
-func (c *chunk) full() bool { return len(c.ends) >= chunkLines || len(c.data) >= chunkBytes }
+func (c *chunk) len() int { return len(c.lines.ends) }
 
+func (c *chunk) full() bool {
+	return len(c.lines.ends) >= chunkLines || len(c.lines.data) >= chunkBytes
+}
+
+// decode decodes the lines and releases their buffer: the entries do not
+// refer to it (every string and raw value is copied out).
 func (c *chunk) decode() {
-	start := 0
-	for i, end := range c.ends {
-		line := c.data[start:end]
+	var d engine.EntryDecoder
+	c.entries = make([]*engine.Entry, 0, len(c.lines.ends))
+	data, start := c.lines.data, 0
+	for i, end := range c.lines.ends {
+		line := data[start:end]
 		start = end
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue // the original's lenient parse skips blank lines
 		}
-		e, err := engine.DecodeEntry(line)
+		e, err := d.Decode(line)
 		if err != nil {
 			c.errs = append(c.errs, lineError{n: c.first + i, size: len(line), err: err})
 			continue
 		}
 		c.entries = append(c.entries, e)
 	}
-	c.data, c.ends = nil, nil // the entries do not refer to the bytes
+	c.lines.release()
+	c.lines = nil
 }
 
 // decoder decodes chunks, in parallel once a file is more than one chunk.
@@ -185,7 +223,8 @@ func newDecoder() *decoder {
 // queue holds as many chunks as there are workers, so reading never runs
 // far ahead of decoding.
 func (d *decoder) submit(c *chunk) {
-	if len(c.ends) == 0 {
+	if c.len() == 0 {
+		c.lines.release()
 		return
 	}
 	d.chunks = append(d.chunks, c)

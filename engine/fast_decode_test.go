@@ -1,0 +1,252 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// fastCorpus is every message of the goldens and of the entry samples,
+// plus variants that the fast decoder must either decode as the general
+// one does or leave to it.
+func fastCorpus(t testing.TB) (msgs, lines []string) {
+	msgs = goldenMessages(t)
+	msgs = append(msgs,
+		`{"role":"user","content":"a\u00e9\ud83d\ude00\ud800x\u0000\n\"\\\/\b\f\r\t","timestamp":1}`,
+		"{\"role\":\"user\",\"content\":\"bad \xff utf8 \xe2\x82\",\"timestamp\":1}",
+		`{"role":"user","content":[],"timestamp":1}`,
+		`{"role":"user","content":null,"timestamp":1}`,
+		`{"role":"user","content":"x","attribution":null,"timestamp":1}`,
+		`{"role":"user","content":"x","timestamp":1.5}`,
+		`{"role":"user","content":"x","timestamp":1e3}`,
+		`{"role":"user","content":"x","timestamp":-0}`,
+		`{"role":"user","content":"x","timestamp":99999999999999999999}`,
+		`{"role":"user","content":"x","Timestamp":1}`,
+		`{"role":"user","content":"x","timestamp":1,"timestamp":2}`,
+		`{"role":"user","content":"x","timestamp":1,}`,
+		`{"role":"user","content":"x","timestamp":01}`,
+		`{"role":"user" , "content" : [ { "type" : "text" , "text" : "x" } ] , "timestamp" : 1 }`,
+		`{"role":"user","content":[{"type":"text","text":"x"},{"type":"audio","x":1}],"timestamp":1}`,
+		`{"role":"user","content":[{"text":"x"}],"timestamp":1}`,
+		`{"role":"user","content":[{}],"timestamp":1}`,
+		`{"role":"users","content":"x"}`,
+		`{"role":"us\u0065r","content":"x"}`,
+		`{"content":"x","role":"user"}`,
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{ "a" : [1, 2, {"b":null}] }}],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"premiumRequests":0,"cost":{"input":1e-7,"output":-0.5,"cacheRead":1E2,"cacheWrite":0,"total":12345678901234567890}},"stopReason":"toolUse","timestamp":1,"duration":0,"ttft":1.25}`,
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":null}],"usage":{},"stopReason":"stop","timestamp":1}`,
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":[1,]}],"stopReason":"stop","timestamp":1}`,
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{"a":tru}}],"stopReason":"stop","timestamp":1}`,
+		`{"role":"assistant","content":"x","stopReason":"stop","timestamp":1}`,
+		`{"role":"assistant","content":[],"usage":{"input":1,"cost":{"total":1e999}},"timestamp":1}`,
+		`{"role":"assistant","content":[],"usage":{"cost":{"total":1},"cost":{"input":2}},"timestamp":1}`,
+		`{"role":"toolResult","toolCallId":"c","toolName":"t","content":[{"type":"text","text":"x"}],"details":{"a" :1},"isError":false,"isWarning":true,"attribution":"agent","prunedAt":5,"timestamp":5}`,
+		`{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"isError":nul,"timestamp":5}`,
+		`{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"details":"\ud800","timestamp":5}`,
+		`{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"isError":true,"timestamp":5} x`,
+		`{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"isError":true,"timestamp":5`,
+		`{"role":"bashExecution","command":"ls","output":"","cancelled":false,"truncated":false,"timestamp":1}`,
+	)
+	for _, l := range entryLines {
+		lines = append(lines, l)
+	}
+	for i, m := range msgs {
+		parent := `null`
+		if i%2 == 1 {
+			parent = `"p"`
+		}
+		lines = append(lines, `{"type":"message","id":"e`+string(rune('a'+i%26))+`","parentId":`+parent+`,"timestamp":"2026-07-02T18:38:56.123Z","message":`+m+`}`)
+	}
+	head := `{"type":"message","id":"a","parentId":"b",`
+	msg := `"message":{"role":"user","content":"x","timestamp":1}`
+	for _, ts := range []string{"2026-07-02T18:38:56.123Z", "2026-02-29T00:00:00.000Z", "2024-02-29T00:00:00.000Z",
+		"2026-04-31T00:00:00.000Z", "2026-07-02T24:00:00.000Z", "2026-07-02T18:38:60.000Z", "2026-07-02T18:38:56.12Z",
+		"2026-07-02T18:38:56.123+01:00", "0000-01-01T00:00:00.000Z", "2026-13-02T18:38:56.123Z", "2026-07-02T18:38:56.1a3Z"} {
+		lines = append(lines, head+`"timestamp":"`+ts+`",`+msg+`}`)
+	}
+	lines = append(lines,
+		head+`"timestamp":"2026-07-02T18:38:56.123Z",`+msg+`,"extra":1}`,
+		head+`"timestamp":"2026-07-02T18:38:56.123Z"}`,
+		head+`"timestamp":"2026-07-02T18:38:56.123Z",`+msg+`}  `,
+		head+`"timestamp":"2026-07-02T18:38:56.123Z",`+msg+`}}`,
+		`{"type":"message","id":"a","parentId":"\u0062","timestamp":"2026-07-02T18:38:56.123Z",`+msg+`}`,
+		`{"type":"message","parentId":null,"id":"a",`+msg+`,"timestamp":"2026-07-02T18:38:56.123Z"}`,
+		`{"type":"message","id":"a","parentId":nul,"timestamp":"2026-07-02T18:38:56.123Z",`+msg+`}`,
+		`{"type":"message","id":"a","parentId":null,"timestamp":"2026-07-02T18:38:56.123Z","message":null}`,
+	)
+	return msgs, lines
+}
+
+// goldenMessages is every message of the golden transcripts.
+func goldenMessages(t testing.TB) (msgs []string) {
+	files, _ := filepath.Glob("../golden/*.jsonl")
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(f)
+		for {
+			line, err := r.ReadBytes('\n')
+			if line = bytes.TrimSpace(line); len(line) > 0 {
+				var raws []json.RawMessage
+				collectMessages(t, line, &raws)
+				for _, raw := range raws {
+					msgs = append(msgs, string(raw))
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+	}
+	return msgs
+}
+
+// checkFastMessage fails when the fast decoder accepts data and decodes it
+// to anything but what the general decoder gives.
+func checkFastMessage(t testing.TB, data []byte) {
+	s := jscan{b: data}
+	m := s.hotMessage()
+	if s.ws(); m == nil || s.fail || s.i != len(s.b) {
+		return
+	}
+	want, err := decodeMessage(data)
+	if err != nil {
+		t.Fatalf("fast path accepted what the general one rejects (%v): %s", err, data)
+	}
+	if !reflect.DeepEqual(m, want) {
+		t.Fatalf("fast and general decodings differ for %s\nfast    %#v\ngeneral %#v", data, m, want)
+	}
+}
+
+// checkFastEntry is checkFastMessage for entry lines.
+func checkFastEntry(t testing.TB, line []byte) {
+	d := EntryDecoder{lastID: "p", strs: map[string]string{}}
+	e := d.decodeMessageEntry(line)
+	if e == nil {
+		return
+	}
+	want, err := decodeEntry(line)
+	if err != nil {
+		t.Fatalf("fast path accepted what the general one rejects (%v): %s", err, line)
+	}
+	if !reflect.DeepEqual(e, want) {
+		t.Fatalf("fast and general decodings differ for %s\nfast    %#v\ngeneral %#v", line, e, want)
+	}
+}
+
+// The one-pass decoder agrees with the general one on everything it
+// accepts, and accepts the shapes a session is made of.
+func TestFastDecodeAgrees(t *testing.T) {
+	t.Parallel()
+	msgs, lines := fastCorpus(t)
+	fast := 0
+	for _, m := range msgs {
+		checkFastMessage(t, []byte(m))
+	}
+	for _, l := range lines {
+		checkFastEntry(t, []byte(l))
+		d := EntryDecoder{}
+		if d.decodeMessageEntry([]byte(l)) != nil {
+			fast++
+		}
+	}
+	for _, m := range goldenMessages(t) {
+		hot := false
+		for _, r := range []string{"user", "assistant", "toolResult"} {
+			hot = hot || strings.HasPrefix(m, `{"role":"`+r+`"`)
+		}
+		if s := (jscan{b: []byte(m)}); hot && (s.hotMessage() == nil || s.fail) {
+			t.Errorf("a golden message takes the slow path: %s", m)
+		}
+	}
+	if fast < len(lines)/2 {
+		t.Errorf("fast path took %d of %d lines", fast, len(lines))
+	}
+	for _, l := range []string{entryLines["user string"], entryLines["assistant"], entryLines["tool result"]} {
+		if (&EntryDecoder{}).decodeMessageEntry([]byte(l)) == nil {
+			t.Errorf("fast path did not take %s", l)
+		}
+	}
+}
+
+// unquote matches encoding/json on escapes, surrogates and bad UTF-8.
+func TestUnquote(t *testing.T) {
+	t.Parallel()
+	for _, q := range []string{`"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\ude00\ud83d"`, `"\ud83d\u0041"`,
+		`"\ud83d\ud83d\ude00"`, `"\u00e9\u20ac\uFFFF\uD7FF\uE000"`, "\"\xff\xfe a \xe2\x82 \xed\xa0\x80\"",
+		`"\"\\\/\b\f\n\r\t"`, "\"\u2028 é 😀\"", `""`} {
+		var want string
+		if err := json.Unmarshal([]byte(q), &want); err != nil {
+			t.Fatal(err)
+		}
+		s := jscan{b: []byte(q)}
+		if got := s.str(); s.fail || got != want {
+			t.Errorf("%s: got %q (fail %v), want %q", q, got, s.fail, want)
+		}
+	}
+}
+
+// The skipper accepts exactly what json.Valid does.
+func TestSkipValid(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{`1`, `-0.5e+3`, `01`, `1.`, `.5`, `-`, `1e`, `"a`, `"\x"`, `"\u12"`, `[1,2]`, `[1,,2]`,
+		`[1,2,]`, `{"a":1}`, `{"a" : [ true , false , null ] }`, `{"a":1,}`, `{a:1}`, `{"a"}`, `tru`, `nulls`, `[`, `{`,
+		`[[[]]]`, "\"\x01\"", `{"a":{"b":{"c":"d"}}}`, `[] `, ` []`} {
+		s := jscan{b: []byte(v)}
+		s.skip()
+		got := !s.fail && s.i == len(s.b)
+		if want := json.Valid([]byte(v)) && strings.TrimSpace(v) == v; got != want {
+			t.Errorf("skip(%q) ok = %v, json.Valid %v", v, got, want)
+		}
+	}
+}
+
+func FuzzFastDecode(f *testing.F) {
+	msgs, lines := fastCorpus(f)
+	for _, m := range msgs {
+		f.Add([]byte(m))
+	}
+	for _, l := range lines {
+		f.Add([]byte(l))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFastMessage(t, data)
+		checkFastEntry(t, data)
+	})
+}
+
+// AppendJSON appends what MarshalJSON returns, and the size hints hold
+// nearly every encoding (a hint that is short only costs a regrowth).
+func TestAppendJSONAndSizeHints(t *testing.T) {
+	t.Parallel()
+	msgs, _ := fastCorpus(t)
+	short, n := 0, 0
+	for _, raw := range msgs {
+		m, err := DecodeMessage([]byte(raw))
+		if err != nil {
+			continue
+		}
+		n++
+		want, _ := m.MarshalJSON()
+		a, ok := m.(interface{ AppendJSON([]byte) []byte })
+		if !ok {
+			t.Fatalf("%T has no AppendJSON", m)
+		}
+		if got := a.AppendJSON([]byte("x")); string(got) != "x"+string(want) {
+			t.Fatalf("AppendJSON differs from MarshalJSON\n got %s\nwant x%s", got, want)
+		}
+		if messageSizeHint(m) < len(want) {
+			short++
+		}
+	}
+	if short*10 > n {
+		t.Errorf("size hint short for %d of %d messages", short, n)
+	}
+}
