@@ -1,6 +1,9 @@
 package engine
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // Event is one session event as forwarded on the wire (agent-core.md §2).
 // Events are delivered to the Sink from a function running on the session's
@@ -170,6 +173,9 @@ func appendMessage(dst []byte, m Message) []byte {
 	if m == nil {
 		return append(dst, "null"...)
 	}
+	if a, ok := m.(interface{ AppendJSON([]byte) []byte }); ok {
+		return a.AppendJSON(dst)
+	}
 	b, _ := m.MarshalJSON()
 	return append(dst, b...)
 }
@@ -180,6 +186,11 @@ func appendMessage(dst []byte, m Message) []byte {
 func AppendMessages(dst []byte, ms []Message) []byte { return appendMessages(dst, ms) }
 
 func appendMessages(dst []byte, ms []Message) []byte {
+	n := 2 + len(ms)
+	for _, m := range ms {
+		n += messageSizeHint(m)
+	}
+	dst = slices.Grow(dst, n)
 	dst = append(dst, '[')
 	for i, m := range ms {
 		if i > 0 {
