@@ -560,8 +560,17 @@ func TestRetryNoticeReachesUI(t *testing.T) {
 ]}`
 	c, _ := startAgent(t, map[string]string{"flaky.json": flaky}, "--model", "flaky.json", "--no-session", "--retry-base-delay", "10ms")
 	ctx := testCtx(t)
-	notices := make(chan UIRequest, 1)
-	c.OnUI(UIFuncs{NotifyFunc: func(r UIRequest) { notices <- r }})
+	// Fire-and-forget requests arrive on the reader goroutine: the handler
+	// must not block (a retry also sets and clears a status).
+	notices := make(chan UIRequest, 16)
+	c.OnUI(UIFuncs{NotifyFunc: func(r UIRequest) {
+		if r.Method == "notify" {
+			select {
+			case notices <- r:
+			default:
+			}
+		}
+	}})
 	w := c.Watch(func(e Event) bool {
 		var ok bool
 		return e.Type == "auto_retry_end" && e.Field("success", &ok) && ok
@@ -575,5 +584,40 @@ func TestRetryNoticeReachesUI(t *testing.T) {
 	n := <-notices
 	if n.Method != "notify" || n.NotifyType != "warning" || !strings.HasPrefix(n.Message, "Retrying in") {
 		t.Errorf("notice %+v", n)
+	}
+}
+
+// The ask tool's dialog, from the real binary with --ui, is answered by the
+// client's UI handler, and the answer is the tool's result.
+func TestAskDialogAnsweredByHandler(t *testing.T) {
+	t.Parallel()
+	script := `{"turns":[
+  {"steps":[{"toolCall":{"id":"c1","name":"ask","arguments":{"question":"Which?","options":["A","B"]}}}]},
+  {"expect":{"contextContains":"\"B\""},"steps":[{"text":"B it is."}]}
+]}`
+	c, _ := startAgent(t, map[string]string{"ask.json": script}, "--model", "ask.json", "--no-session", "--ui", "--tools", "ask")
+	ctx := testCtx(t)
+	asked := make(chan UIRequest, 1)
+	c.OnUI(UIFuncs{DialogFunc: func(ctx context.Context, req UIRequest) (UIResponse, error) {
+		asked <- req
+		return UIResponse{Value: "B"}, nil
+	}})
+	w := c.Watch(IsType("agent_end"))
+	if _, err := c.Prompt(ctx, "pick one", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	req := <-asked
+	if req.Method != "select" || len(req.Options) != 2 {
+		t.Fatalf("dialog %+v", req)
+	}
+	msgs, err := c.GetMessages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := msgs[len(msgs)-1]; !strings.Contains(string(last.Raw), "B it is.") {
+		t.Fatalf("last message %s", last.Raw)
 	}
 }
