@@ -261,7 +261,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		sess.SetGate(policy.gate)
 	}
 	srv.Attach(sess)
-	sess.Call(func() { ss.restore(sess, ms.reg, o.model != "" || o.provider != "", stderr) })
+	sess.Call(func() { ss.restore(sess, ms.reg, o.model != "" || o.provider != "", o.thinking != "", stderr) })
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

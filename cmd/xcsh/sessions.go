@@ -84,9 +84,9 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 }
 
 // restore loads a resumed session's record into the engine, with the
-// model and thinking level it last used when the command line named none
-// (and the model is available). (actor)
-func (ss *sessionSetup) restore(sess *engine.Session, reg *models.Registry, flagsNamedModel bool, stderr io.Writer) {
+// model (when available) and thinking level it last used, unless the
+// command line named them. (actor)
+func (ss *sessionSetup) restore(sess *engine.Session, reg *models.Registry, flagsNamedModel, flagsNamedThinking bool, stderr io.Writer) {
 	if ss.loaded == nil {
 		return
 	}
@@ -97,19 +97,20 @@ func (ss *sessionSetup) restore(sess *engine.Session, reg *models.Registry, flag
 	if ss.loaded.Header.Title != "" {
 		sess.SetNameQuietly(ss.loaded.Header.Title)
 	}
-	if flagsNamedModel {
-		return
+	// What the command line names wins; the rest comes from the record.
+	level, hasLevel := sess.RecordedThinkingLevel()
+	if flagsNamedThinking || !hasLevel {
+		level = sess.ThinkingLevel()
 	}
-	level, _ := sess.RecordedThinkingLevel()
-	if p, id, ok := sess.RecordedModel(); ok {
-		if m, found := reg.Find(p, id); found && reg.HasAuth(m) {
-			sess.RestoreModel(&m, level)
-			return
+	model := sess.Model()
+	if !flagsNamedModel {
+		if p, id, ok := sess.RecordedModel(); ok {
+			if m, found := reg.Find(p, id); found && reg.HasAuth(m) {
+				model = &m
+			}
 		}
 	}
-	if cur := sess.Model(); cur != nil && level != "" {
-		sess.RestoreModel(cur, level)
-	}
+	sess.RestoreModel(model, level)
 }
 
 // storeOrNil is the engine's Store: the file store, or nil (a MemoryStore)
