@@ -47,9 +47,23 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 			<-ch
 		}
 	}
+	// The calls of a run of shared calls are launched together, once all
+	// their starts are out: every start of a parallel batch precedes its
+	// first end (a call that finished before the next start was emitted
+	// would otherwise put its end between them).
+	var launches []func()
+	launch := func() {
+		for _, l := range launches {
+			l()
+		}
+		launches = nil
+	}
 	for _, call := range calls {
 		tool := findTool(r.tools, call.Name)
 		exclusive := tool != nil && tool.Concurrency() == Exclusive
+		if exclusive {
+			launch()
+		}
 		<-lastExclusive
 		if exclusive {
 			waitAll(shared)
@@ -63,8 +77,8 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 			wait = closed
 		}
 		prevReported = reported
-		// The start is emitted here, before the call is launched, so all the
-		// starts of a parallel batch precede its first end, in call order.
+		// The start is emitted here, before the call is launched, in call
+		// order.
 		var skip bool
 		s.Call(func() {
 			if skip = rd.interrupted; !skip {
@@ -72,7 +86,8 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 			}
 		})
 		if skip {
-			break // this call and the rest are reported skipped below
+			launch() // the calls already announced still run
+			break    // this call and the rest are reported skipped below
 		}
 		tctx := rctx
 		var turn *sendTurn
@@ -85,21 +100,26 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 		}
 		all.Add(1)
 		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			if turn != nil {
-				defer turn.done()
-			}
-			defer all.Done()
-			defer close(done)
-			s.runTool(tctx, r, rd, call, tool, wait, reported)
-		}()
+		start := func() {
+			go func() {
+				defer s.wg.Done()
+				if turn != nil {
+					defer turn.done()
+				}
+				defer all.Done()
+				defer close(done)
+				s.runTool(tctx, r, rd, call, tool, wait, reported)
+			}()
+		}
 		if exclusive {
+			start()
 			lastExclusive = done
 		} else {
+			launches = append(launches, start)
 			shared = append(shared, done)
 		}
 	}
+	launch()
 	all.Wait()
 	// Calls that never got a result (not started after an interrupt) are
 	// reported skipped, with a synthetic start.
