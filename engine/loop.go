@@ -101,7 +101,10 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 		if post == nil {
 			return
 		}
-		pctx, pcancel := context.WithCancelCause(context.Background())
+		// The post-run work is a child of the run's context: an abort that
+		// lands between agent_end and the registration below (it cancels the
+		// run) still ends it.
+		pctx, pcancel := context.WithCancelCause(ctx)
 		remove := s.acts.add(post.act, pcancel)
 		again := post.work(pctx) && ctx.Err() == nil
 		remove()

@@ -272,3 +272,28 @@ func TestSecretsAndRedact(t *testing.T) {
 		t.Fatal("a 3-character placeholder key is not a secret")
 	}
 }
+
+// An abort that lands after agent_end but before the retry wait has
+// registered (it cancels the run only) still ends the wait.
+func TestAbortBetweenAgentEndAndRetryWait(t *testing.T) {
+	t.Parallel()
+	p := &failThen{n: 1, err: &ProviderError{Kind: ErrorOverloaded, Message: "overloaded"}}
+	clock := NewManualClock(int64(DeterministicEpoch))
+	rec := &recorder{}
+	s := startSession(t, Config{Provider: p, Sink: rec, Clock: clock})
+	s.Call(func() {
+		s.afterRun = func(r *run) *postRun {
+			post := s.retryStage(r, false)
+			s.Cancel(ActRun) // the abort, before the wait registers as ActRetry
+			return post
+		}
+		if err := s.Prompt("go", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	waitIdle(s)
+	got := retryFrames(rec)
+	if last := got[len(got)-1]; last != `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}` {
+		t.Fatalf("events %v", got)
+	}
+}
