@@ -524,3 +524,48 @@ func TestUIRequestFrames(t *testing.T) {
 		}
 	}
 }
+
+// The custom roles reach a provider as the original converts them
+// (agent-core §1.5); a role nobody knows stays out.
+func TestConvertCustomRoles(t *testing.T) {
+	t.Parallel()
+	code := 1
+	got := ConvertToLLM([]Message{
+		&CustomMessage{CustomType: "note", Content: []ContentBlock{TextBlock("remember")}, Attribution: "agent"},
+		&AssistantMessage{Content: []ContentBlock{TextBlock("ok")}},
+		&BranchSummaryMessage{Summary: "tried X"},
+		&CompactionSummaryMessage{Summary: "did Y", ProviderPayload: []byte(`{"a":1}`)},
+		&AssistantMessage{Content: []ContentBlock{TextBlock("ok")}},
+		&PythonExecutionMessage{Code: "print(1)", Output: "1", ExitCode: &code},
+		&FileMentionMessage{Files: []FileMention{{Path: "a.go", Content: "package a"}}},
+		&AssistantMessage{Content: []ContentBlock{TextBlock("ok")}},
+		&ToolResultMessage{ToolCallID: "c", Content: []ContentBlock{TextBlock("long "), TextBlock("output")}, PrunedAt: 5},
+		&ToolResultMessage{ToolCallID: "d", Content: []ContentBlock{{Type: BlockImage, Data: "x", MimeType: "image/png"}}, PrunedAt: 5},
+		&OpaqueMessage{},
+	})
+	var texts []string
+	for _, m := range got {
+		switch v := m.(type) {
+		case *UserMessage:
+			texts = append(texts, "user:"+v.Text())
+		case *ToolResultMessage:
+			texts = append(texts, "tool:"+v.Content[0].Text)
+		default:
+			texts = append(texts, m.Role())
+		}
+	}
+	joined := strings.Join(texts, "|")
+	for _, want := range []string{
+		"user:remember", "The following is a summary of a branch", "<summary>\ntried X\n</summary>",
+		"do not redo work", "Ran Python:\n```python\nprint(1)\n```\nOutput:\n```\n1\n```\n\nExecution failed with code 1",
+		"<system-reminder>\n<file path=\"a.go\">\npackage a\n</file>\n</system-reminder>",
+		"tool:long output", "tool:[Output truncated]",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("missing %q in\n%s", want, joined)
+		}
+	}
+	if len(got) != 8 {
+		t.Fatalf("%d messages (the opaque one must be dropped, consecutive text-only user messages merged): %s", len(got), joined)
+	}
+}
