@@ -79,9 +79,14 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 	for {
 		s.runLoop(ctx, r, pending)
 		var post *postRun
+		var pctx context.Context
+		var pcancel context.CancelCauseFunc
+		var remove func()
 		// agent_end and the choice of what comes next are one actor step:
 		// a host that sends a prompt as soon as it reads agent_end finds the
-		// session idle, or busy in a post-run phase, never in between.
+		// session idle, or busy in a post-run phase, never in between. The
+		// post-run work registers in the same step, so an abort or
+		// abort_retry read after any of its frames finds it.
 		s.Call(func() {
 			s.emit(AgentEnd{Messages: r.newMessages})
 			switch {
@@ -94,18 +99,17 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 			}
 			if post == nil {
 				s.finishRun(r)
-			} else {
-				s.phase = post.phase
+				return
 			}
+			s.phase = post.phase
+			// A child of the run's context: an abort that cancelled the run
+			// just before this step ends the work too.
+			pctx, pcancel = context.WithCancelCause(ctx)
+			remove = s.acts.add(post.act, pcancel)
 		})
 		if post == nil {
 			return
 		}
-		// The post-run work is a child of the run's context: an abort that
-		// lands between agent_end and the registration below (it cancels the
-		// run) still ends it.
-		pctx, pcancel := context.WithCancelCause(ctx)
-		remove := s.acts.add(post.act, pcancel)
 		again := post.work(pctx) && ctx.Err() == nil
 		remove()
 		pcancel(nil)
