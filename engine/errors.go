@@ -16,6 +16,15 @@ var (
 	ErrInvalidMode = errors.New("invalid mode")
 	// ErrNoShell: the session has no Shell wired (the RPC bash command).
 	ErrNoShell = errors.New("bash is not available in this session")
+	// ErrHostGone: the host closed its input while a request to it was
+	// pending (or before it was sent). Its text is the original's message
+	// for a host tool call that can no longer complete.
+	ErrHostGone = errors.New("RPC client disconnected before host tool execution completed")
+	// ErrNoEntry: a leaf or branch point names no entry of the session.
+	ErrNoEntry = errors.New("no such entry")
+	// ErrBusySwitch: a session switch was asked while the session is busy
+	// (callers abort first).
+	ErrBusySwitch = errors.New("session is busy")
 )
 
 // ErrMessageRole: a message to decode has no role, or not the role of the

@@ -2,13 +2,7 @@ package engine
 
 import (
 	"context"
-	"errors"
 )
-
-// ErrHostGone: the host closed its input while a request to it was
-// pending (or before it was sent). Its text is the original's message for
-// a host tool call that can no longer complete.
-var ErrHostGone = errors.New("RPC client disconnected before host tool execution completed")
 
 // HostLink is how the engine asks the host something (a host tool call,
 // an extension UI dialog) and waits for the answer. rpc implements it with

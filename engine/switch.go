@@ -21,10 +21,6 @@ type Replacement struct {
 	Leaf    string
 }
 
-// ErrBusySwitch: a session switch was asked while the session is busy
-// (callers abort first).
-var ErrBusySwitch = fmt.Errorf("session is busy")
-
 // Replace makes the session r: a new record, store and identity. Queues,
 // deferred bash records, todos and retry state are cleared, as the
 // original does on a switch; the previous store is closed (made durable)

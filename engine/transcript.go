@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 )
 
@@ -127,9 +126,6 @@ func (m *MemoryStore) Entries() []*Entry {
 	defer m.mu.Unlock()
 	return append([]*Entry(nil), m.entries...)
 }
-
-// ErrNoEntry: a leaf or branch point names no entry of the session.
-var ErrNoEntry = errors.New("no such entry")
 
 // transcript is the session record held by the actor: the entries in
 // append order, the current leaf, and the model's context derived from the

@@ -1,17 +1,11 @@
 package rpc
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
-)
-
-var (
-	errHostToolsNotUnique = errors.New("RPC host tool names must be unique")
 )
 
 // cmdSetHostTools registers the host's tools (rpc-protocol §7.2, in its
@@ -56,7 +50,7 @@ func (s *Server) cmdSetHostTools(c *command) {
 			label = strings.TrimSpace(*d.Label)
 		}
 		defs = append(defs, engine.HostToolDef{Name: name, Label: label, Description: *d.Description,
-			Parameters: compactRawValueBytes(d.Parameters), Hidden: string(d.Hidden) == "true"})
+			Parameters: compactRawValue(d.Parameters), Hidden: string(d.Hidden) == "true"})
 	}
 	seen := map[string]bool{}
 	for _, d := range defs {
@@ -92,14 +86,4 @@ func (s *Server) cmdSetHostTools(c *command) {
 	s.okJSON(c, struct {
 		ToolNames []string `json:"toolNames"`
 	}{names})
-}
-
-// compactRawValueBytes compacts a raw JSON value, HTML characters as they
-// are (nil when invalid).
-func compactRawValueBytes(raw json.RawMessage) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return nil
-	}
-	return b.Bytes()
 }

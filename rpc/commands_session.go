@@ -3,18 +3,9 @@ package rpc
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/xcsh-go/xcsh/engine"
-)
-
-// Errors of the session queries; the texts are ours (omp's are not
-// recorded), the codes omp's.
-var (
-	errSessionBusy   = errors.New("Session is busy: a run or a compaction is in progress")
-	errInvalidCursor = errors.New("Invalid cursor")
-	errStaleCursor   = errors.New("Cursor is stale: the session changed since it was issued")
 )
 
 func (s *Server) cmdGetBranchMessages(c *command) {

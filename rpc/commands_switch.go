@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,12 +33,6 @@ type Loaded struct {
 	Entries         []*engine.Entry
 	Leaf            string
 }
-
-var (
-	errInvalidBranch = errors.New("Invalid entry ID for branching")
-	errInvalidFork   = errors.New("Invalid entry ID for forking")
-	errExportMemory  = errors.New("Cannot export in-memory session to HTML")
-)
 
 // switchTo runs fn once the session is idle (an aborted run has wound
 // down), behind the abort barrier like abort itself, so commands sent

@@ -36,3 +36,16 @@ func wireError(err error) string {
 	}
 	return err.Error()
 }
+
+// Failures of the session and host-tool commands. The texts are the
+// original's where it has one; the session query texts are ours (omp's are
+// not recorded), their codes omp's.
+var (
+	errInvalidBranch      = errors.New("Invalid entry ID for branching")
+	errInvalidFork        = errors.New("Invalid entry ID for forking")
+	errExportMemory       = errors.New("Cannot export in-memory session to HTML")
+	errSessionBusy        = errors.New("Session is busy: a run or a compaction is in progress")
+	errInvalidCursor      = errors.New("Invalid cursor")
+	errStaleCursor        = errors.New("Cursor is stale: the session changed since it was issued")
+	errHostToolsNotUnique = errors.New("RPC host tool names must be unique")
+)
