@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama"
 	"github.com/xcsh-go/xcsh/engine/provider/openai"
+	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/fakeprovider"
 	"github.com/xcsh-go/xcsh/rpc"
 )
@@ -37,7 +38,7 @@ type modelSetup struct {
 // background. An invalid configuration file is a start-up error that
 // names the file, the line and the field.
 func setupModels(o *options, env func(string) string, deterministic, optional bool, stderr io.Writer) (*modelSetup, error) {
-	reg, err := models.Load(agentDirFrom(env), env)
+	reg, err := models.Load(sessionfile.AgentDir(env), env)
 	if err != nil {
 		return nil, &exitError{1, "Error: " + err.Error()}
 	}
@@ -76,7 +77,7 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 			// defaults, since Ollama can serve any pulled model.
 			ms.discoverOllama(context.Background(), reg, ollama.Host())
 		}
-		if provider != "" && !contains(reg.Providers(), provider) {
+		if provider != "" && !slices.Contains(reg.Providers(), provider) {
 			return nil, &exitError{1, fmt.Sprintf("Unknown provider %q. Use --list-models to see available providers/models.", provider)}
 		}
 		m, level, ok := resolve(reg, provider, model)
@@ -198,15 +199,6 @@ func (ms *modelSetup) startDiscovery(reg *models.Registry, env func(string) stri
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // registryModels adapts the registry to rpc.Models.
 type registryModels struct{ reg *models.Registry }
 
@@ -256,13 +248,4 @@ func (m *mux) Stream(ctx context.Context, req *engine.Request, fn func(engine.St
 		req = &r
 	}
 	return p.Stream(ctx, req, fn)
-}
-
-// agentDirFrom is agentDir with an injected environment.
-func agentDirFrom(env func(string) string) string {
-	if d := env("PI_CODING_AGENT_DIR"); d != "" {
-		return d
-	}
-	home, _ := os.UserHomeDir()
-	return home + "/.xcsh/agent"
 }
