@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Host tools (rpc-protocol.md §7): tools the host owns and runs. A call goes
@@ -84,69 +82,20 @@ func (t *hostTool) Run(ctx context.Context, call ToolCall, update func(ToolResul
 	if ctx.Err() != nil {
 		return t.aborted(), nil
 	}
-	reply, err := t.s.AskHost(ctx, ActHostCall, "host",
+	res, err := askHost(t.s, ctx, call.order, ActHostCall, "host",
 		func(id string) Event {
 			return HostToolCall{ID: id, ToolCallID: call.ID, ToolName: call.Name, Arguments: call.Arguments}
 		},
 		func(id string) Event { return HostToolCancel{ID: t.s.cfg.IDs.NewID("host_cancel"), TargetID: id} },
-		func(raw []byte) {
-			var f struct {
-				PartialResult json.RawMessage `json:"partialResult"`
-			}
-			if json.Unmarshal(raw, &f) == nil && len(f.PartialResult) > 0 {
-				update(ToolResult{Raw: compactRaw(f.PartialResult)})
-			}
+		func(ctx context.Context, id string, send func()) (ToolResult, error) {
+			return t.s.cfg.Host.AwaitTool(ctx, id, send, update)
 		})
 	switch {
 	case err == nil:
-		return hostResult(reply), nil
+		return res, nil
 	case errors.Is(err, ErrHostGone):
 		return errorResult(ErrHostGone.Error()), nil
 	default: // cancelled: abort, a steering interrupt
 		return t.aborted(), nil
 	}
-}
-
-// hostResult reads a host_tool_result frame: a truthy isError makes an
-// error result of its joined text (images and details dropped), else the
-// host's result object passes through as is.
-func hostResult(frame []byte) ToolResult {
-	var f struct {
-		Result  json.RawMessage `json:"result"`
-		IsError json.RawMessage `json:"isError"`
-	}
-	_ = json.Unmarshal(frame, &f)
-	var r struct {
-		Content   []ContentBlock  `json:"content"`
-		Details   json.RawMessage `json:"details"`
-		IsWarning bool            `json:"isWarning"`
-	}
-	_ = json.Unmarshal(f.Result, &r)
-	if truthy(f.IsError) {
-		var parts []string
-		for _, b := range r.Content {
-			if b.Type == BlockText {
-				parts = append(parts, b.Text)
-			}
-		}
-		text := strings.TrimSpace(strings.Join(parts, "\n"))
-		if text == "" {
-			text = "Host tool execution failed"
-		}
-		return errorResult(text)
-	}
-	return ToolResult{Content: r.Content, Details: compactRaw(r.Details), IsWarning: r.IsWarning, Raw: compactRaw(f.Result)}
-}
-
-// truthy is JavaScript's truthiness of a JSON value (absent is false).
-func truthy(raw json.RawMessage) bool {
-	switch strings.TrimSpace(string(raw)) {
-	case "", "false", "null", "0", "-0", `""`:
-		return false
-	}
-	var f float64
-	if json.Unmarshal(raw, &f) == nil {
-		return f != 0
-	}
-	return true
 }

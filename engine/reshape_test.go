@@ -409,20 +409,24 @@ func TestProviderErrorWrapsItsCause(t *testing.T) {
 	}
 }
 
-// fakeHost answers every request with a canned reply, or never.
+// fakeHost answers every dialog with a canned reply, or never.
 type fakeHost struct {
-	reply []byte
+	reply *DialogReply
 	sent  chan struct{}
 }
 
-func (h *fakeHost) Await(ctx context.Context, id string, send func(), update func([]byte)) ([]byte, error) {
+func (h *fakeHost) AwaitTool(ctx context.Context, id string, send func(), update func(ToolResult)) (ToolResult, error) {
+	return ToolResult{}, ErrHostGone
+}
+
+func (h *fakeHost) AwaitDialog(ctx context.Context, id string, send func()) (DialogReply, error) {
 	send()
 	close(h.sent)
 	if h.reply != nil {
-		return h.reply, nil
+		return *h.reply, nil
 	}
 	<-ctx.Done()
-	return nil, context.Cause(ctx)
+	return DialogReply{}, context.Cause(ctx)
 }
 
 type rawEvent struct{ typ, id string }
@@ -432,7 +436,7 @@ func (e rawEvent) AppendJSON(dst []byte) []byte {
 	return fmt.Appendf(dst, `{"type":%q,"id":%q}`, e.typ, e.id)
 }
 
-// AskHost emits its request through the executor with a fresh id and,
+// askHost emits its request through the executor with a fresh id and,
 // when the activity is cancelled by kind, the withdrawal frame.
 func TestAskHostSendsAndWithdraws(t *testing.T) {
 	t.Parallel()
@@ -441,9 +445,12 @@ func TestAskHostSendsAndWithdraws(t *testing.T) {
 	s := startSession(t, Config{Provider: textReply("x"), Sink: rec, Host: host})
 	errs := make(chan error, 1)
 	go func() {
-		_, err := s.AskHost(context.Background(), ActDialog, "ui",
+		_, err := askHost(s, context.Background(), nil, ActDialog, "ui",
 			func(id string) Event { return rawEvent{"extension_ui_request", id} },
-			func(id string) Event { return rawEvent{"extension_ui_request_cancel", id} }, nil)
+			func(id string) Event { return rawEvent{"extension_ui_request_cancel", id} },
+			func(ctx context.Context, id string, send func()) (DialogReply, error) {
+				return host.AwaitDialog(ctx, id, send)
+			})
 		errs <- err
 	}()
 	<-host.sent
@@ -452,7 +459,7 @@ func TestAskHostSendsAndWithdraws(t *testing.T) {
 	}
 	s.Cancel(ActDialog)
 	if err := <-errs; !errors.Is(err, errAborted) {
-		t.Fatalf("AskHost = %v", err)
+		t.Fatalf("askHost = %v", err)
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"io"
 )
@@ -136,8 +135,3 @@ func (s *Session) CloseStore() {
 		}
 	}
 }
-
-// SetGate installs the tool-call gate (Config.Gate) once the session
-// exists: a confirmation policy asks through the session's own dialogs.
-// Call it before Loop.
-func (s *Session) SetGate(g func(ctx context.Context, call ToolCall) *ToolResult) { s.cfg.Gate = g }

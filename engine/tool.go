@@ -28,6 +28,13 @@ type ToolCall struct {
 	ID        string
 	Name      string
 	Arguments []byte // JSON object
+	// UI asks the host's user (dialogs), for the tools and the gate that
+	// need to; the session sets it on every call (never nil there).
+	UI UI
+
+	// order is the call's turn to send requests to the host (deterministic
+	// mode; nil otherwise).
+	order *sendOrder
 }
 
 // ToolResult is what a tool returns.

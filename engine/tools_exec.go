@@ -38,10 +38,10 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 	var shared []chan struct{}
 	var all sync.WaitGroup
 	// prevReported chains the tasks when results must be reported in call
-	// order (Config.OrderedResults); prevSent does the same for requests to
-	// the host.
+	// order (Config.OrderedResults); prevOrder does the same for requests
+	// to the host (sendOrder).
 	prevReported := closed
-	prevSent := closed
+	var prevOrder *sendOrder
 	waitAll := func(chs []chan struct{}) {
 		for _, ch := range chs {
 			<-ch
@@ -89,26 +89,22 @@ func (s *Session) executeTools(ctx context.Context, r *run, calls []ContentBlock
 			launch() // the calls already announced still run
 			break    // this call and the rest are reported skipped below
 		}
-		tctx := rctx
-		var turn *sendTurn
+		var order *sendOrder
 		if s.cfg.OrderedResults {
 			// Deterministic mode: requests to the host go out in call order
-			// too (see sendTurn).
-			turn = &sendTurn{wait: prevSent, mine: make(chan struct{})}
-			prevSent = turn.mine
-			tctx = context.WithValue(rctx, sendTurnKey{}, turn)
+			// too (see sendOrder).
+			order = newSendOrder(prevOrder)
+			prevOrder = order
 		}
 		all.Add(1)
 		s.wg.Add(1)
 		start := func() {
 			go func() {
 				defer s.wg.Done()
-				if turn != nil {
-					defer turn.done()
-				}
+				defer order.done()
 				defer all.Done()
 				defer close(done)
-				s.runTool(tctx, r, rd, call, tool, wait, reported)
+				s.runTool(rctx, r, rd, call, tool, order, wait, reported)
 			}()
 		}
 		if exclusive {
@@ -158,9 +154,9 @@ func findTool(tools []Tool, name string) Tool {
 // runTool executes one call whose start has been emitted and reports it.
 // It reports (emits the end and the result message) after before is
 // closed, then closes reported.
-func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBlock, tool Tool, before <-chan struct{}, reported chan<- struct{}) {
+func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBlock, tool Tool, order *sendOrder, before <-chan struct{}, reported chan<- struct{}) {
 	defer close(reported)
-	res := s.invoke(ctx, call, tool)
+	res := s.invoke(ctx, call, tool, order)
 	<-before
 	s.Call(func() {
 		if rd.interrupted {
@@ -178,7 +174,7 @@ func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBl
 }
 
 // invoke validates the arguments and runs the tool.
-func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool) ToolResult {
+func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool, order *sendOrder) ToolResult {
 	if tool == nil {
 		return errorResult(fmt.Sprintf("Tool %s not found", call.Name))
 	}
@@ -194,8 +190,9 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool) Tool
 	if ctx.Err() != nil {
 		return errorResult("Operation aborted")
 	}
+	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order}, order: order}
 	if s.cfg.Gate != nil {
-		if res := s.cfg.Gate(ctx, ToolCall{ID: call.ID, Name: call.Name, Arguments: args}); res != nil {
+		if res := s.cfg.Gate(ctx, tc); res != nil {
 			return *res
 		}
 	}
@@ -207,7 +204,7 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool) Tool
 			s.emit(ToolExecutionUpdate{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, PartialResult: resultJSON(partial)})
 		})
 	}
-	out, err := tool.Run(ctx, ToolCall{ID: call.ID, Name: call.Name, Arguments: args}, update)
+	out, err := tool.Run(ctx, tc, update)
 	if err != nil {
 		if ctx.Err() != nil {
 			return errorResult("Operation aborted")
@@ -256,19 +253,3 @@ func (s *Session) finishTool(r *run, rd *round, call ContentBlock, res ToolResul
 func errorResult(text string) ToolResult {
 	return ToolResult{Content: []ContentBlock{TextBlock(text)}, Details: []byte("{}"), IsError: true}
 }
-
-// sendTurn orders the requests parallel tool calls send to the host, in
-// the deterministic mode only: the calls of a batch start together, and
-// which one's host_tool_call is written first would otherwise be a race a
-// golden transcript must not record. A call waits for the one before it
-// to have sent (or finished) before it sends; calls that send nothing pass
-// their turn on when they end.
-type sendTurn struct {
-	wait <-chan struct{}
-	mine chan struct{}
-	once sync.Once
-}
-
-type sendTurnKey struct{}
-
-func (t *sendTurn) done() { t.once.Do(func() { close(t.mine) }) }

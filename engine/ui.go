@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 )
@@ -127,8 +126,13 @@ var errDialogTimeout = errors.New("dialog timed out")
 // On a timeout or a cancellation the dialog resolves to its default and a
 // cancel frame tells the host to close it; when the host has gone it
 // resolves to its default too. The error is ctx's when ctx ended the
-// dialog. Call it from a run or tool goroutine only.
+// dialog. Call it from a run or tool goroutine only (a tool uses its
+// call's UI, which keeps the call's turn in deterministic mode).
 func (s *Session) Dialog(ctx context.Context, req DialogRequest) (DialogReply, error) {
+	return s.dialog(ctx, nil, req)
+}
+
+func (s *Session) dialog(ctx context.Context, order *sendOrder, req DialogRequest) (DialogReply, error) {
 	dctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if req.Timeout > 0 && req.Method != DialogEditor {
@@ -142,41 +146,21 @@ func (s *Session) Dialog(ctx context.Context, req DialogRequest) (DialogReply, e
 			}
 		}()
 	}
-	raw, err := s.AskHost(dctx, ActDialog, "ui",
+	reply, err := askHost(s, dctx, order, ActDialog, "ui",
 		func(id string) Event { return dialogFrame{id: id, req: req} },
-		func(id string) Event { return cancelFrame{id: s.cfg.IDs.NewID("ui"), target: id} }, nil)
+		func(id string) Event { return cancelFrame{id: s.cfg.IDs.NewID("ui"), target: id} },
+		func(ctx context.Context, id string, send func()) (DialogReply, error) {
+			return s.cfg.Host.AwaitDialog(ctx, id, send)
+		})
 	switch {
 	case err == nil:
-		return parseDialogReply(raw), nil
+		return reply, nil
 	case errors.Is(context.Cause(dctx), errDialogTimeout):
 		return DialogReply{Cancelled: true, TimedOut: true}, nil
 	case errors.Is(err, ErrHostGone):
 		return DialogReply{Cancelled: true}, nil
 	}
 	return DialogReply{Cancelled: true}, err
-}
-
-// parseDialogReply reads an extension_ui_response by key presence, as the
-// original does: a truthy cancelled wins; then value or confirmed.
-func parseDialogReply(frame []byte) DialogReply {
-	var f struct {
-		Value     json.RawMessage `json:"value"`
-		Confirmed json.RawMessage `json:"confirmed"`
-		Cancelled json.RawMessage `json:"cancelled"`
-		TimedOut  json.RawMessage `json:"timedOut"`
-	}
-	_ = json.Unmarshal(frame, &f)
-	if truthy(f.Cancelled) {
-		return DialogReply{Cancelled: true, TimedOut: truthy(f.TimedOut)}
-	}
-	r := DialogReply{Confirmed: truthy(f.Confirmed)}
-	if len(f.Value) > 0 && string(f.Value) != "null" {
-		r.HasValue = true
-		if json.Unmarshal(f.Value, &r.Value) != nil {
-			r.Value = string(f.Value) // a number or an object: its JSON text
-		}
-	}
-	return r
 }
 
 // SetTitle is the fire-and-forget request that names the host's window or

@@ -49,3 +49,7 @@ var (
 	errStaleCursor        = errors.New("Cursor is stale: the session changed since it was issued")
 	errHostToolsNotUnique = errors.New("RPC host tool names must be unique")
 )
+
+// hostToolFailedText is the result text of a host tool that failed with
+// no text of its own (the original's).
+const hostToolFailedText = "Host tool execution failed"

@@ -104,7 +104,17 @@ func readExact(line []byte, v any) error {
 	return json.Unmarshal(line, v)
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
+var (
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// opaque reports whether values of t are read as written: a raw message,
+// or a type with a decoder of its own (an engine.ContentBlock in a host's
+// reply), which applies its own reading of names.
+func opaque(t reflect.Type) bool {
+	return t == rawMessageType || reflect.PointerTo(t).Implements(unmarshalerType)
+}
 
 // deref strips pointers; the reading rule looks through them.
 func deref(t reflect.Type) reflect.Type {
@@ -126,7 +136,7 @@ func isList(t reflect.Type) bool {
 // folding (encoding/json's fold is bytes.EqualFold).
 func readsExactly(v []byte, t reflect.Type) bool {
 	t = deref(t)
-	if len(v) == 0 || t == rawMessageType {
+	if len(v) == 0 || opaque(t) {
 		return true
 	}
 	ok := true
@@ -167,7 +177,7 @@ func readsExactly(v []byte, t reflect.Type) bool {
 // the last wins; the same holds for interface values.
 func appendExact(dst, v []byte, t reflect.Type) []byte {
 	t = deref(t)
-	if len(v) == 0 || t == rawMessageType {
+	if len(v) == 0 || opaque(t) {
 		return append(dst, v...)
 	}
 	switch {

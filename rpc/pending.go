@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -20,15 +21,43 @@ type pendingTable struct {
 }
 
 type pendingReply struct {
-	update func(raw []byte) // intermediate replies; nil ignores them
-	done   chan []byte      // cap 1: the final reply
-	gone   chan struct{}    // closed when the host has gone
+	update func(line []byte) // intermediate replies; nil ignores them
+	done   chan []byte       // cap 1: the final reply frame
+	gone   chan struct{}     // closed when the host has gone
 }
 
-// Await implements engine.HostLink.
-func (s *Server) Await(ctx context.Context, id string, send func(), update func(raw []byte)) ([]byte, error) {
+// AwaitTool implements engine.HostLink: the host_tool_result decoded by
+// hostToolResult, host_tool_update frames by hostToolUpdate.
+func (s *Server) AwaitTool(ctx context.Context, id string, send func(), update func(engine.ToolResult)) (engine.ToolResult, error) {
+	var onUpdate func([]byte)
+	if update != nil {
+		onUpdate = func(line []byte) {
+			if r, ok := hostToolUpdate(line); ok {
+				update(r)
+			}
+		}
+	}
+	line, err := s.pending.await(ctx, id, send, onUpdate)
+	if err != nil {
+		return engine.ToolResult{}, err
+	}
+	return hostToolResult(line), nil
+}
+
+// AwaitDialog implements engine.HostLink: the extension_ui_response
+// decoded by dialogReply.
+func (s *Server) AwaitDialog(ctx context.Context, id string, send func()) (engine.DialogReply, error) {
+	line, err := s.pending.await(ctx, id, send, nil)
+	if err != nil {
+		return engine.DialogReply{}, err
+	}
+	return dialogReply(line), nil
+}
+
+// await registers id, sends the request and waits for the final reply
+// frame (returned as read), the host's departure or ctx.
+func (t *pendingTable) await(ctx context.Context, id string, send func(), update func([]byte)) ([]byte, error) {
 	p := &pendingReply{update: update, done: make(chan []byte, 1), gone: make(chan struct{})}
-	t := &s.pending
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -108,4 +137,89 @@ func (t *pendingTable) close() {
 	}
 }
 
+
+
+// The replies are read here, by the reading rule (jsonread.go), into the
+// engine's types: the engine never reads a frame of this protocol.
+
+// hostToolResult reads a host_tool_result: a truthy isError makes an error
+// result of its joined text (images and details dropped, as the original
+// does); otherwise the host's result object passes through as is (Raw),
+// its content and details feeding the tool result message.
+func hostToolResult(line []byte) engine.ToolResult {
+	var f struct {
+		Result  json.RawMessage `json:"result"`
+		IsError json.RawMessage `json:"isError"`
+	}
+	_ = readExact(line, &f)
+	var r struct {
+		Content   []engine.ContentBlock `json:"content"`
+		Details   json.RawMessage       `json:"details"`
+		IsWarning bool                  `json:"isWarning"`
+	}
+	if len(f.Result) > 0 {
+		_ = readExact(f.Result, &r)
+	}
+	if truthy(f.IsError) {
+		var parts []string
+		for _, b := range r.Content {
+			if b.Type == engine.BlockText {
+				parts = append(parts, b.Text)
+			}
+		}
+		text := strings.TrimSpace(strings.Join(parts, "\n"))
+		if text == "" {
+			text = hostToolFailedText
+		}
+		return engine.ToolResult{Content: []engine.ContentBlock{engine.TextBlock(text)}, Details: []byte("{}"), IsError: true}
+	}
+	return engine.ToolResult{Content: r.Content, Details: compactRawValue(r.Details), IsWarning: r.IsWarning, Raw: compactRawValue(f.Result)}
+}
+
+// hostToolUpdate reads a host_tool_update's partialResult, passed through
+// verbatim; ok is false when it has none.
+func hostToolUpdate(line []byte) (engine.ToolResult, bool) {
+	raw := member(line, "partialResult")
+	if len(raw) == 0 {
+		return engine.ToolResult{}, false
+	}
+	return engine.ToolResult{Raw: compactRawValue(raw)}, true
+}
+
+// dialogReply reads an extension_ui_response by key presence, as the
+// original does: a truthy cancelled wins; then value or confirmed. A value
+// that is not a string (a number, an object) is taken as its JSON text.
+func dialogReply(line []byte) engine.DialogReply {
+	var f struct {
+		Value     json.RawMessage `json:"value"`
+		Confirmed json.RawMessage `json:"confirmed"`
+		Cancelled json.RawMessage `json:"cancelled"`
+		TimedOut  json.RawMessage `json:"timedOut"`
+	}
+	_ = readExact(line, &f)
+	if truthy(f.Cancelled) {
+		return engine.DialogReply{Cancelled: true, TimedOut: truthy(f.TimedOut)}
+	}
+	r := engine.DialogReply{Confirmed: truthy(f.Confirmed)}
+	if len(f.Value) > 0 && string(f.Value) != "null" {
+		r.HasValue = true
+		if json.Unmarshal(f.Value, &r.Value) != nil {
+			r.Value = string(f.Value)
+		}
+	}
+	return r
+}
+
+// truthy is JavaScript's truthiness of a JSON value (absent is false).
+func truthy(raw json.RawMessage) bool {
+	switch strings.TrimSpace(string(raw)) {
+	case "", "false", "null", "0", "-0", `""`:
+		return false
+	}
+	var f float64
+	if json.Unmarshal(raw, &f) == nil {
+		return f != 0
+	}
+	return true
+}
 var _ engine.HostLink = (*Server)(nil)

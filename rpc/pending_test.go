@@ -49,13 +49,13 @@ func TestReplyDeliveredWhileStdoutBlockedAndInboxFull(t *testing.T) {
 	go func() { runDone <- srv.Run(context.Background(), pr) }()
 
 	type result struct {
-		reply []byte
+		reply engine.ToolResult
 		err   error
 	}
 	got := make(chan result, 1)
 	registered := make(chan struct{})
 	go func() {
-		reply, err := srv.Await(context.Background(), "host_1", func() { close(registered) }, nil)
+		reply, err := srv.AwaitTool(context.Background(), "host_1", func() { close(registered) }, nil)
 		got <- result{reply, err}
 	}()
 	<-registered
@@ -76,8 +76,8 @@ func TestReplyDeliveredWhileStdoutBlockedAndInboxFull(t *testing.T) {
 
 	select {
 	case r := <-got:
-		if r.err != nil || !strings.Contains(string(r.reply), `"text":"done"`) {
-			t.Fatalf("Await = %s, %v", r.reply, r.err)
+		if r.err != nil || !strings.Contains(string(r.reply.Raw), `"text":"done"`) {
+			t.Fatalf("AwaitTool = %s, %v", r.reply.Raw, r.err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the reply was not delivered while stdout was blocked")
@@ -109,17 +109,17 @@ func TestAwaitFailsWhenHostGoes(t *testing.T) {
 	errs := make(chan error, 1)
 	registered := make(chan struct{})
 	go func() {
-		_, err := srv.Await(context.Background(), "host_1", func() { close(registered) }, nil)
+		_, err := srv.AwaitDialog(context.Background(), "ui_1", func() { close(registered) })
 		errs <- err
 	}()
 	<-registered
 	pw.Close()
 	if err := <-errs; !errors.Is(err, engine.ErrHostGone) {
-		t.Fatalf("pending Await = %v, want ErrHostGone", err)
+		t.Fatalf("pending AwaitDialog = %v, want ErrHostGone", err)
 	}
 	<-runDone
-	if _, err := srv.Await(context.Background(), "host_2", func() { t.Error("sent after the host had gone") }, nil); !errors.Is(err, engine.ErrHostGone) {
-		t.Fatalf("Await after EOF = %v", err)
+	if _, err := srv.AwaitTool(context.Background(), "host_2", func() { t.Error("sent after the host had gone") }, nil); !errors.Is(err, engine.ErrHostGone) {
+		t.Fatalf("AwaitTool after EOF = %v", err)
 	}
 	if engine.ErrHostGone.Error() != "RPC client disconnected before host tool execution completed" {
 		t.Fatal("wire text changed")
@@ -140,12 +140,12 @@ func TestUpdatesAndStrayReplies(t *testing.T) {
 	go func() { runDone <- srv.Run(context.Background(), pr) }()
 	var mu sync.Mutex
 	var updates []string
-	reply := make(chan []byte, 1)
+	reply := make(chan engine.ToolResult, 1)
 	registered := make(chan struct{})
 	go func() {
-		b, _ := srv.Await(context.Background(), "host_1", func() { close(registered) }, func(raw []byte) {
+		b, _ := srv.AwaitTool(context.Background(), "host_1", func() { close(registered) }, func(r engine.ToolResult) {
 			mu.Lock()
-			updates = append(updates, string(raw))
+			updates = append(updates, string(r.Raw))
 			mu.Unlock()
 		})
 		reply <- b
@@ -164,8 +164,8 @@ func TestUpdatesAndStrayReplies(t *testing.T) {
 	b := <-reply
 	pw.Close()
 	<-runDone
-	if !strings.Contains(string(b), `"end"`) {
-		t.Fatalf("reply %s", b)
+	if !strings.Contains(string(b.Raw), `"end"`) {
+		t.Fatalf("reply %s", b.Raw)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -177,5 +177,43 @@ func TestUpdatesAndStrayReplies(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[1], `"error":"Unknown command: host_tool_result"`) {
 		t.Fatalf("output:\n%s", out.String())
+	}
+}
+
+// The replies are read into the engine's types by the reading rule:
+// JavaScript truthiness for the flags, key presence for value, exact
+// names, the last duplicate winning.
+func TestReplyDecoding(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		line string
+		want engine.DialogReply
+	}{
+		{`{"type":"extension_ui_response","id":"u","value":"a"}`, engine.DialogReply{Value: "a", HasValue: true}},
+		{`{"type":"extension_ui_response","id":"u","value":7}`, engine.DialogReply{Value: "7", HasValue: true}},
+		{`{"type":"extension_ui_response","id":"u","value":null}`, engine.DialogReply{}},
+		{`{"type":"extension_ui_response","id":"u","confirmed":1}`, engine.DialogReply{Confirmed: true}},
+		{`{"type":"extension_ui_response","id":"u","confirmed":""}`, engine.DialogReply{}},
+		{`{"type":"extension_ui_response","id":"u","Confirmed":true}`, engine.DialogReply{}},
+		{`{"type":"extension_ui_response","id":"u","confirmed":true,"confirmed":false}`, engine.DialogReply{}},
+		{`{"type":"extension_ui_response","id":"u","cancelled":true,"value":"x","timedOut":"yes"}`, engine.DialogReply{Cancelled: true, TimedOut: true}},
+	} {
+		if got := dialogReply([]byte(tc.line)); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.line, got, tc.want)
+		}
+	}
+	r := hostToolResult([]byte(`{"type":"host_tool_result","id":"h","result":{"content":[{"type":"text","text":" a "},{"type":"image","data":"x","mimeType":"image/png"},{"type":"text","text":"b"}],"details":{"k":1}},"isError":1}`))
+	if !r.IsError || len(r.Content) != 1 || r.Content[0].Text != "a \nb" || string(r.Details) != "{}" || r.Raw != nil {
+		t.Errorf("error result %+v", r)
+	}
+	if r := hostToolResult([]byte(`{"type":"host_tool_result","id":"h","result":{"content":[]},"isError":true}`)); r.Content[0].Text != hostToolFailedText {
+		t.Errorf("empty error result %+v", r)
+	}
+	r = hostToolResult([]byte(`{"type":"host_tool_result","id":"h","result":{"content":[{"type":"text","text":"ok"}],"details":{ "k" : 1 },"extra":true},"isError":0}`))
+	if r.IsError || string(r.Details) != `{"k":1}` || string(r.Raw) != `{"content":[{"type":"text","text":"ok"}],"details":{"k":1},"extra":true}` {
+		t.Errorf("result %+v raw %s", r, r.Raw)
+	}
+	if _, ok := hostToolUpdate([]byte(`{"type":"host_tool_update","id":"h"}`)); ok {
+		t.Error("an update without partialResult was taken")
 	}
 }

@@ -12,20 +12,11 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 )
 
-// lateUI hands the tools the session's dialogs: the tools are built before
-// the session that owns the dialogs exists.
-type lateUI struct{ sess *engine.Session }
-
-func (u *lateUI) Dialog(ctx context.Context, req engine.DialogRequest) (engine.DialogReply, error) {
-	return u.sess.Dialog(ctx, req)
-}
-
 // confirmPolicy asks the user before a tool call that matches it runs:
 // bash commands matching a pattern (--confirm-bash), and writes or edits
 // outside the working directory (--confirm-writes-outside-cwd). A declined
 // or timed-out confirmation is an error result the model sees.
 type confirmPolicy struct {
-	ui       *lateUI
 	cwd      string
 	bash     []*regexp.Regexp
 	outside  bool
@@ -35,8 +26,8 @@ type confirmPolicy struct {
 
 // newConfirmPolicy compiles the patterns: a "*" matches anything (slashes
 // and spaces included), "?" one character; the whole command must match.
-func newConfirmPolicy(ui *lateUI, cwd, patterns string, outside bool, timeout time.Duration) *confirmPolicy {
-	p := &confirmPolicy{ui: ui, cwd: cwd, outside: outside, timeout: timeout}
+func newConfirmPolicy(cwd, patterns string, outside bool, timeout time.Duration) *confirmPolicy {
+	p := &confirmPolicy{cwd: cwd, outside: outside, timeout: timeout}
 	for _, pat := range strings.Split(patterns, ",") {
 		if pat = strings.TrimSpace(pat); pat == "" {
 			continue
@@ -63,7 +54,7 @@ func (p *confirmPolicy) gate(ctx context.Context, call engine.ToolCall) *engine.
 		}
 		for _, re := range p.bash {
 			if re.MatchString(strings.TrimSpace(a.Command)) {
-				return p.ask(ctx, "Run this command?", a.Command, "run the command")
+				return p.ask(ctx, call.UI, "Run this command?", a.Command, "run the command")
 			}
 		}
 	case "write", "edit":
@@ -85,7 +76,7 @@ func (p *confirmPolicy) gate(ctx context.Context, call engine.ToolCall) *engine.
 		}
 		for _, path := range paths {
 			if path != "" && !p.inside(path) {
-				return p.ask(ctx, "Change a file outside the project?", path, "change "+path)
+				return p.ask(ctx, call.UI, "Change a file outside the project?", path, "change "+path)
 			}
 		}
 	}
@@ -100,8 +91,8 @@ func (p *confirmPolicy) inside(path string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-func (p *confirmPolicy) ask(ctx context.Context, title, message, what string) *engine.ToolResult {
-	reply, err := p.ui.Dialog(ctx, engine.DialogRequest{Method: engine.DialogConfirm, Title: title, Message: message, Timeout: p.timeout})
+func (p *confirmPolicy) ask(ctx context.Context, ui engine.UI, title, message, what string) *engine.ToolResult {
+	reply, err := ui.Dialog(ctx, engine.DialogRequest{Method: engine.DialogConfirm, Title: title, Message: message, Timeout: p.timeout})
 	if err == nil && reply.Confirmed && !reply.Cancelled {
 		return nil
 	}

@@ -206,11 +206,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	// One clock serves the engine and the tools (file ages in read).
 	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
 		Now: func() time.Time { return time.UnixMilli(clock.NowMillis()) }}
-	ui := &lateUI{}
-	if o.ui {
-		toolOpts.UI = ui
-	}
-	policy := newConfirmPolicy(ui, cwd, o.confirmBash, o.confirmOutside, o.confirmTimeout)
+	toolOpts.HostUI = o.ui
+	policy := newConfirmPolicy(cwd, o.confirmBash, o.confirmOutside, o.confirmTimeout)
 	if deterministic {
 		// Streamed partial output depends on timing; transcripts must not.
 		toolOpts.StreamInterval = 0
@@ -249,17 +246,17 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 			}
 		},
 	})
-	sess := engine.New(engine.Config{
+	var gate func(context.Context, engine.ToolCall) *engine.ToolResult
+	if policy != nil {
+		gate = policy.gate
+	}
+	sess := engine.New(engine.Config{Gate: gate,
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{}, HasKey: ms.reg.HasAuth,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	})
-	ui.sess = sess
-	if policy != nil {
-		sess.SetGate(policy.gate)
-	}
 	srv.Attach(sess)
 	sess.Call(func() { ss.restore(sess, ms.reg, o.model != "" || o.provider != "", o.thinking != "", stderr) })
 

@@ -7,15 +7,8 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 )
 
-// UI is how a tool asks the host's user something (engine.Session's
-// Dialog); cmd/xcsh provides it when the host declares a UI (--ui).
-type UI interface {
-	Dialog(ctx context.Context, req engine.DialogRequest) (engine.DialogReply, error)
-}
-
 type askTool struct {
 	spec
-	ui UI
 }
 
 // NewAsk returns the ask tool: a question for the user, with options
@@ -35,7 +28,7 @@ func NewAsk(o Options) engine.Tool {
 			`"prefill":{"type":"string","description":"Initial text of a multi-line answer"}` +
 			`},"required":["question"],"additionalProperties":false}`),
 		concurrency: engine.Exclusive, // one question at a time
-	}, ui: o.UI}
+	}}
 }
 
 type askArgs struct {
@@ -62,7 +55,10 @@ func (t *askTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.T
 	case a.Multiline:
 		req = engine.DialogRequest{Method: engine.DialogEditor, Title: a.Question, Prefill: a.Prefill}
 	}
-	reply, err := t.ui.Dialog(ctx, req)
+	if call.UI == nil {
+		return failResult("No user interface is available to ask the question."), nil
+	}
+	reply, err := call.UI.Dialog(ctx, req)
 	if err != nil {
 		return engine.ToolResult{}, err
 	}

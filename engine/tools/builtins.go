@@ -26,7 +26,7 @@ func Builtins(o Options) []engine.Tool {
 	for _, n := range Names {
 		out = append(out, constructors[n](o))
 	}
-	if o.UI != nil {
+	if o.HostUI {
 		out = append(out, NewAsk(o))
 	}
 	return out
@@ -44,7 +44,7 @@ func Select(o Options, names []string) ([]engine.Tool, error) {
 			continue
 		}
 		c, ok := constructors[n]
-		if n == "ask" && o.UI != nil {
+		if n == "ask" && o.HostUI {
 			c, ok = NewAsk, true
 		}
 		if !ok {

@@ -10,8 +10,10 @@ type Options struct {
 	// Now gives the wall time for relative file ages ("5m ago"); nil means
 	// time.Now.
 	Now func() time.Time
-	// UI, when set, is the host's user: the ask tool exists only then.
-	UI UI
+	// HostUI says the host shows dialogs to a user (--ui): the ask tool
+	// exists only then. The dialogs themselves come with each call
+	// (engine.ToolCall.UI).
+	HostUI bool
 	// StreamInterval throttles bash's streamed tool_execution_update frames;
 	// 0 disables them (deterministic transcripts).
 	StreamInterval time.Duration
