@@ -137,8 +137,6 @@ func (t *pendingTable) close() {
 	}
 }
 
-
-
 // The replies are read here, by the reading rule (jsonread.go), into the
 // engine's types: the engine never reads a frame of this protocol.
 
@@ -222,4 +220,5 @@ func truthy(raw json.RawMessage) bool {
 	}
 	return true
 }
+
 var _ engine.HostLink = (*Server)(nil)
