@@ -20,9 +20,13 @@ const (
 	PhaseRunning
 	PhaseRetrying
 	PhaseCompacting
+	// PhaseSwitching: a session switch (new, branch, fork, clone) is
+	// writing the new record; the session is neither streaming nor
+	// compacting, but nothing may start until it is in place.
+	PhaseSwitching
 )
 
-var phaseNames = [...]string{"idle", "running", "retrying", "compacting"}
+var phaseNames = [...]string{"idle", "running", "retrying", "compacting", "switching"}
 
 func (p Phase) String() string {
 	if int(p) < len(phaseNames) {

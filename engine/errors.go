@@ -38,3 +38,41 @@ type NoAPIKeyError struct{ Provider string }
 func (e *NoAPIKeyError) Error() string {
 	return "No API key found for " + e.Provider + ".\n\nUse /login, set an API key environment variable, or create ~/.xcsh/agent/models.json"
 }
+
+// Failures of the session verbs. Their texts are for logs and Go callers;
+// a front maps them to its wire texts (rpc/errors.go).
+var (
+	// ErrNoSessionFiles: switch_session with sessions in memory only.
+	ErrNoSessionFiles = errors.New("sessions are in memory only")
+	// ErrNotUserEntry: branch or fork from an entry that is not a user
+	// message.
+	ErrNotUserEntry = errors.New("not a user message entry")
+	// ErrExportInMemory: export of a session that has no file.
+	ErrExportInMemory = errors.New("cannot export an in-memory session")
+	// ErrSessionBusy: a query that needs a still session (a messages page)
+	// while a run or a compaction is under way.
+	ErrSessionBusy = errors.New("session is busy")
+	// ErrInvalidCursor and ErrStaleCursor: a messages page cursor that is
+	// not one, or was made for another state of the session.
+	ErrInvalidCursor = errors.New("invalid cursor")
+	ErrStaleCursor   = errors.New("stale cursor")
+)
+
+// SwitchError: switch_session could not load its file; nothing changed.
+type SwitchError struct{ Err error }
+
+func (e *SwitchError) Error() string { return "switch session: " + e.Err.Error() }
+func (e *SwitchError) Unwrap() error { return e.Err }
+
+// ModelError: a model asked for by provider and id cannot be selected.
+type ModelError struct {
+	Provider, ID string
+	NoKey        bool // the model exists but its provider has no key
+}
+
+func (e *ModelError) Error() string {
+	if e.NoKey {
+		return "no API key for " + e.Provider + "/" + e.ID
+	}
+	return "model not found: " + e.Provider + "/" + e.ID
+}

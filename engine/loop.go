@@ -138,6 +138,12 @@ func (s *Session) finishRun(r *run) {
 		return
 	}
 	s.run = nil
+	s.goIdle()
+}
+
+// goIdle makes the session idle and runs the functions waiting for it
+// (WhenIdle), in the order they were registered. (actor)
+func (s *Session) goIdle() {
 	s.phase = PhaseIdle
 	waiters := s.idleWaiters
 	s.idleWaiters = nil

@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"encoding/base64"
+	"encoding/json"
+)
+
 // EntryText is a user message entry and its text, as the branch and fork
 // commands list them.
 type EntryText struct {
@@ -123,39 +128,125 @@ func (s *Session) Stats() SessionStats {
 	return st
 }
 
-// MessagesPage is one page of the context for get_messages_page.
+// MessagesPage is one page of the context (omp's get_messages_page).
 type MessagesPage struct {
-	Messages []Message
-	Total    int
-	Next     int // offset of the next page; -1 on the last page
+	Messages   []Message
+	Total      int
+	NextCursor string // "" on the last page
 }
 
-// Page returns count messages of the context starting at offset (from the
-// oldest, or from the newest when desc). (actor)
-func (s *Session) Page(offset, count int, desc bool) MessagesPage {
+// pageCursor is what a page cursor encodes: the context it was made for
+// (session and leaf), so a page asked after the session changed is
+// refused instead of skipping or repeating messages.
+type pageCursor struct {
+	Key    string `json:"k"`
+	Offset int    `json:"o"`
+	Desc   bool   `json:"d,omitempty"`
+}
+
+// Page returns limit messages of the context (limit > 0), from the oldest
+// or, with desc, from the newest; cursor ("" for the first page) is the
+// previous page's NextCursor, whose order wins. It fails with
+// ErrSessionBusy during a run or a compaction, ErrInvalidCursor for a
+// cursor that is not one and ErrStaleCursor for one made before the
+// session changed. (actor)
+func (s *Session) Page(cursor string, limit int, desc bool) (MessagesPage, error) {
+	if s.IsStreaming() || s.IsCompacting() {
+		return MessagesPage{}, ErrSessionBusy
+	}
+	cur := pageCursor{Key: s.set.id + "/" + s.rec.leaf, Desc: desc}
+	if cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(cursor)
+		var got pageCursor
+		if err != nil || json.Unmarshal(raw, &got) != nil || got.Offset < 0 {
+			return MessagesPage{}, ErrInvalidCursor
+		}
+		if got.Key != cur.Key {
+			return MessagesPage{}, ErrStaleCursor
+		}
+		cur.Offset, cur.Desc = got.Offset, got.Desc
+	}
 	ctx := s.rec.context
 	total := len(ctx)
-	p := MessagesPage{Total: total, Next: -1, Messages: []Message{}}
-	if offset >= total || count <= 0 {
-		return p
+	p := MessagesPage{Total: total, Messages: []Message{}}
+	if cur.Offset >= total || limit <= 0 {
+		return p, nil
 	}
-	end := offset + count
-	if end > total {
-		end = total
-	}
-	for i := offset; i < end; i++ {
+	end := min(cur.Offset+limit, total)
+	for i := cur.Offset; i < end; i++ {
 		j := i
-		if desc {
+		if cur.Desc {
 			j = total - 1 - i
 		}
 		p.Messages = append(p.Messages, ctx[j])
 	}
 	if end < total {
-		p.Next = end
+		b, _ := json.Marshal(pageCursor{Key: cur.Key, Offset: end, Desc: cur.Desc})
+		p.NextCursor = base64.RawURLEncoding.EncodeToString(b)
 	}
-	return p
+	return p, nil
 }
 
-// PageKey identifies the context a page cursor was made for: the session
-// and the leaf. A cursor for another key is stale. (actor)
-func (s *Session) PageKey() string { return s.set.id + "/" + s.rec.leaf }
+// UserEntry returns the text and parent of a user message entry; ok is
+// false when id names no such entry (branch and fork start from one).
+// (actor)
+func (s *Session) UserEntry(id string) (text, parent string, ok bool) {
+	i, found := s.rec.index[id]
+	if !found {
+		return "", "", false
+	}
+	e := s.rec.entries[i]
+	t, isUser := userText(e)
+	if !isUser {
+		return "", "", false
+	}
+	return t, e.ParentID, true
+}
+
+// BranchEntries returns the entries from the root to id, for a new file
+// that continues from there: label entries are dropped from the path and
+// re-appended at its end for the labels that target an entry on it, as the
+// original's branched sessions are written. (actor)
+func (s *Session) BranchEntries(id string) []*Entry {
+	path := s.rec.branch(id)
+	on := make(map[string]bool, len(path))
+	out := make([]*Entry, 0, len(path))
+	var labels []*Entry
+	for _, e := range path {
+		if e.Type == EntryLabel {
+			labels = append(labels, e)
+			continue
+		}
+		on[e.ID] = true
+		out = append(out, e)
+	}
+	for _, l := range labels {
+		if l.Label != nil && on[l.Label.TargetID] {
+			c := *l
+			if len(out) > 0 {
+				c.ParentID = out[len(out)-1].ID
+			}
+			out = append(out, &c)
+		}
+	}
+	// Parents are relinked along the path: dropping labels must not leave
+	// an entry pointing at one.
+	for i := range out {
+		want := ""
+		if i > 0 {
+			want = out[i-1].ID
+		}
+		if out[i].ParentID != want {
+			c := *out[i]
+			c.ParentID = want
+			out[i] = &c
+		}
+	}
+	return out
+}
+
+// SystemPrompt returns the current system prompt. (actor)
+func (s *Session) SystemPrompt() string { return s.set.systemPrompt }
+
+// Identity returns the session's id, file ("" in memory) and name. (actor)
+func (s *Session) Identity() (id, file, name string) { return s.set.id, s.set.file, s.set.name }

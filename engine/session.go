@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -11,9 +10,9 @@ import (
 )
 
 // Config wires a session. cmd/xcsh is the only place that builds one.
-// Model, ThinkingLevel, Tools, SystemPrompt, SessionID and SessionFile are
-// the initial values of the session's mutable settings (see settings);
-// the rest is fixed for the session's life.
+// Model, ThinkingLevel, Tools, SystemPrompt, SessionID, SessionFile and
+// Store are the initial values of state that changes (the settings, the
+// record and its store); the rest is fixed for the session's life.
 type Config struct {
 	Provider      Provider
 	Model         *Model // nil: no model selected (prompts fail with ErrNoModel)
@@ -27,11 +26,26 @@ type Config struct {
 	// confirmation policy asking the user): a non-nil result is the call's
 	// result, which the model sees. It runs on the tool's goroutine.
 	Gate func(ctx context.Context, call ToolCall) *ToolResult
-	// HasKey reports whether a model's provider can be called (a key, or
-	// none needed); nil means every provider can. A prompt for a model
-	// without one fails before the run starts, as the original's does.
-	HasKey       func(Model) bool
-	Store        Store // nil: a MemoryStore
+	// Models is the model registry: the models SelectModel and CycleModel
+	// choose from, and whether a provider can be called (a key, or none
+	// needed: a prompt for a model without one fails before the run
+	// starts, as the original's does). nil: only the session's model
+	// exists, and it can be called.
+	Models ModelCatalog
+	// Scoped are the --models entries CycleModel walks (those with a key).
+	Scoped []ScopedModel
+	// Files creates and opens session files; nil keeps every session in
+	// memory (--no-session).
+	Files SessionFiles
+	// Exporter renders export_html; nil fails it like an in-memory session.
+	Exporter Exporter
+	// RebuildPrompt makes the system prompt for a new tool set
+	// (SetHostTools); nil keeps the prompt as it is.
+	RebuildPrompt func(tools []Tool) string
+	// AnnounceName asks the host to show the session's name as its title
+	// when it is set (pi's PI_RPC_EMIT_TITLE).
+	AnnounceName bool
+	Store        Store // the initial record's store; nil: a MemoryStore
 	SystemPrompt string
 	Clock        Clock
 	IDs          IDSource
@@ -132,9 +146,6 @@ func New(cfg Config) *Session {
 	if cfg.RetryBaseDelay <= 0 {
 		cfg.RetryBaseDelay = DefaultRetryBase
 	}
-	if cfg.Store == nil {
-		cfg.Store = &MemoryStore{}
-	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -146,9 +157,13 @@ func New(cfg Config) *Session {
 			version: 1, model: cfg.Model, tools: cfg.Tools, systemPrompt: cfg.SystemPrompt,
 			id: cfg.SessionID, file: cfg.SessionFile,
 		},
+		rec:           transcript{store: cfg.Store},
 		steeringMode:  ModeOneAtATime,
 		followUpMode:  ModeOneAtATime,
 		interruptMode: ModeWait,
+	}
+	if s.rec.store == nil {
+		s.rec.store = &MemoryStore{}
 	}
 	if cfg.Model != nil {
 		s.set.thinking = cfg.Thinking.Clamp(*cfg.Model, cfg.ThinkingLevel)
@@ -254,7 +269,7 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 	if s.set.model == nil {
 		return ErrNoModel
 	}
-	if s.cfg.HasKey != nil && !s.cfg.HasKey(*s.set.model) {
+	if s.cfg.Models != nil && !s.cfg.Models.HasKey(*s.set.model) {
 		return &NoAPIKeyError{Provider: s.set.model.Provider}
 	}
 	s.startRun([]Message{msg})
@@ -383,25 +398,6 @@ func (s *Session) LastAssistantText() (text string, ok bool) {
 	return "", false
 }
 
-// SetSessionName names the session: control characters become spaces, runs
-// of spaces collapse, and the result is trimmed. (actor)
-func (s *Session) SetSessionName(name string) error {
-	clean := CleanSessionName(name)
-	if clean == "" {
-		return ErrEmptySessionName
-	}
-	s.set.name = clean
-	s.set.version++
-	// A store that keeps the name (the session file's header) records it;
-	// a failure is logged, the name stays set for this process.
-	if t, ok := s.cfg.Store.(titleStore); ok {
-		if err := t.SetTitle(clean, "user"); err != nil {
-			fmt.Fprintf(s.cfg.Log, "xcsh: session store: %v\n", err)
-		}
-	}
-	return nil
-}
-
 // CleanSessionName applies the session-name rules (control characters to
 // spaces, runs of spaces collapsed, trimmed).
 func CleanSessionName(name string) string {
@@ -420,12 +416,3 @@ func CleanSessionName(name string) string {
 	}
 	return b.String()
 }
-
-// titleStore is a Store that also keeps the session's name.
-type titleStore interface {
-	SetTitle(title, source string) error
-}
-
-// storeCtx is the context persistence runs under: never cancelled, so an
-// abort still records what the aborted run produced.
-func (s *Session) storeCtx() context.Context { return context.Background() }

@@ -156,7 +156,8 @@ func TestAppendStateJSONMatchesMarshal(t *testing.T) {
 			if got := s.AppendStateJSON(nil); string(got) != string(want) {
 				t.Fatalf("got %s\nwant %s", got, want)
 			}
-			_ = s.SetSessionName("named <&>")
+			s.set.name = "named <&>"
+			s.set.version++
 			s.todos = []TodoPhase{{ID: "p", Name: "n", Tasks: []TodoItem{{ID: "t", Content: "c", Status: "pending"}}}}
 			s.set.thinking = ""
 		}

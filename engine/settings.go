@@ -1,13 +1,12 @@
 package engine
 
 import (
-	"fmt"
 	"strings"
 )
 
-// This file holds the setters of the session's mutable settings and the
-// one way the session record changes (appendEntry). Each setter bumps the
-// settings version; runs already under way keep the snapshot they took.
+// This file holds the setters of the session's mutable settings. Each
+// setter bumps the settings version; runs already under way keep the
+// snapshot they took.
 
 // Model returns the current model (nil when none). (actor)
 func (s *Session) Model() *Model { return s.set.model }
@@ -83,66 +82,6 @@ func (s *Session) SetSystemPrompt(p string) {
 	s.set.version++
 }
 
-// SetIdentity changes the session's id and file (new_session,
-// switch_session; file "" for an in-memory session). (actor)
-func (s *Session) SetIdentity(id, file string) {
-	s.set.id, s.set.file = id, file
-	s.set.version++
-}
-
-// appendEntry is the only mutation of the session record: it mints the
-// entry's id and timestamp, makes it the child of the leaf, derives the
-// context and hands it to the store, before any event announces it.
-// (actor)
-func (s *Session) appendEntry(e *Entry) {
-	e.ID = s.cfg.IDs.NewID("entry")
-	for s.rec.has(e.ID) { // 8 hex digits: collisions are rare, not impossible
-		e.ID = s.cfg.IDs.NewID("entry")
-	}
-	if e.Timestamp == 0 {
-		e.Timestamp = s.now()
-	}
-	s.rec.append(e)
-	// The store runs on the executor, so entries reach it in record order;
-	// persisting must happen even when the run that produced it was aborted.
-	if err := s.cfg.Store.Append(s.storeCtx(), e); err != nil {
-		fmt.Fprintf(s.cfg.Log, "xcsh: session store: %v\n", err)
-	}
-}
-
-// appendMessage records a finished message. (actor)
-func (s *Session) appendMessage(m Message) { s.appendEntry(&Entry{Type: EntryMessage, Message: m}) }
-
-// Entries returns the session record in append order; the entries must
-// not be modified. (actor)
-func (s *Session) Entries() []*Entry { return append([]*Entry(nil), s.rec.entries...) }
-
-// Leaf returns the id of the current leaf entry ("" when empty). (actor)
-func (s *Session) Leaf() string { return s.rec.leaf }
-
-// Restore replaces the session record with entries loaded from a session
-// file (in file order, ids and parent links as written) and moves the leaf
-// to leaf; the context is derived from that branch. It does not append:
-// the entries are already in the store. The session must be idle. (actor)
-func (s *Session) Restore(entries []*Entry, leaf string) error {
-	var t transcript
-	t.index = make(map[string]int, len(entries))
-	t.entries = make([]*Entry, 0, len(entries))
-	for _, e := range entries {
-		if _, dup := t.index[e.ID]; dup {
-			continue // a damaged file: the first entry of an id wins
-		}
-		t.index[e.ID] = len(t.entries)
-		t.entries = append(t.entries, e)
-	}
-	if err := t.setLeaf(leaf); err != nil {
-		return err
-	}
-	s.rec = t
-	s.set.version++
-	return nil
-}
-
 // RecordedModel returns the provider and id of the model the current
 // branch last used (its last model_change, or an assistant message after
 // it), as switch_session and --resume restore it. ok is false when the
@@ -176,20 +115,29 @@ func (s *Session) RecordedThinkingLevel() (ThinkingLevel, bool) {
 	return "", false
 }
 
-// SetNameQuietly sets the session's name without persisting it (the name
-// read from a session file's header). (actor)
-func (s *Session) SetNameQuietly(name string) {
-	s.set.name = name
-	s.set.version++
-}
-
-// RestoreModel sets the model and thinking level a resumed session
-// recorded, without recording them again. (actor)
-func (s *Session) RestoreModel(m *Model, l ThinkingLevel) {
-	s.set.model = m
-	if m != nil {
-		l = s.cfg.Thinking.Clamp(*m, l)
+// restoreRecorded applies the model and thinking level the current
+// branch last used, as a resumed or switched-to session restores them (one
+// rule for start-up and switch_session): the recorded model when the
+// catalog has it with a key, else the current one (kept too when
+// keepModel); the recorded level when there is one, else the current one
+// (kept too when keepThinking); the level clamped to the model. Nothing is
+// recorded again. (actor)
+func (s *Session) restoreRecorded(keepModel, keepThinking bool) {
+	level, has := s.RecordedThinkingLevel()
+	if keepThinking || !has {
+		level = s.set.thinking
 	}
-	s.set.thinking = l
+	model := s.set.model
+	if !keepModel && s.cfg.Models != nil {
+		if p, id, ok := s.RecordedModel(); ok {
+			if m, found := s.cfg.Models.Find(p, id); found && s.cfg.Models.HasKey(m) {
+				model = &m
+			}
+		}
+	}
+	if model != nil {
+		level = s.cfg.Thinking.Clamp(*model, level)
+	}
+	s.set.model, s.set.thinking = model, level
 	s.set.version++
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"sync"
 )
 
@@ -132,6 +134,9 @@ func (m *MemoryStore) Entries() []*Entry {
 // branch that ends at the leaf. Appending to the leaf (the common case)
 // extends the cached context; moving the leaf rebuilds it. (actor)
 type transcript struct {
+	// store receives every appended entry (appendEntry); it belongs to the
+	// record and is replaced with it (install).
+	store   Store
 	entries []*Entry
 	index   map[string]int // entry id -> position in entries
 	leaf    string         // "" before the first entry
@@ -153,6 +158,101 @@ func (t *transcript) hideLast() {
 	}
 	t.hidden[t.leaf] = true
 	t.context = t.context[:len(t.context)-1]
+}
+
+// record is what a session's record is installed from: a new session, a
+// file loaded at start-up or by switch_session, a branch, a fork or a
+// clone.
+type record struct {
+	id, file string
+	name     string // "" for none
+	store    Store  // nil: a MemoryStore
+	// entries are the record (file order) and leaf its current leaf; nil
+	// and "" for an empty session.
+	entries []*Entry
+	leaf    string
+}
+
+// newTranscript indexes entries (the first entry of an id wins: a damaged
+// file may repeat one) and derives the context of leaf's branch.
+func newTranscript(entries []*Entry, leaf string, store Store) (transcript, error) {
+	if store == nil {
+		store = &MemoryStore{}
+	}
+	t := transcript{store: store, index: make(map[string]int, len(entries)), entries: make([]*Entry, 0, len(entries))}
+	for _, e := range entries {
+		if _, dup := t.index[e.ID]; dup {
+			continue
+		}
+		t.index[e.ID] = len(t.entries)
+		t.entries = append(t.entries, e)
+	}
+	if err := t.setLeaf(leaf); err != nil {
+		return transcript{}, err
+	}
+	return t, nil
+}
+
+// install makes the session r: a new record, store and identity. Queues,
+// deferred bash records, todos and retry state are cleared, as the
+// original does on a switch. It returns the previous store, for the
+// caller to close. (actor)
+func (s *Session) install(r record) (old Store, err error) {
+	t, err := newTranscript(r.entries, r.leaf, r.store)
+	if err != nil {
+		return nil, err
+	}
+	old, s.rec = s.rec.store, t
+	s.set.id, s.set.file, s.set.name = r.id, r.file, r.name
+	s.set.version++
+	s.steering, s.followUps, s.deferredBash, s.todos = nil, nil, nil, nil
+	s.retry.attempt = 0
+	s.truncWarned = false
+	return old, nil
+}
+
+// appendEntry is the only mutation of the session record: it mints the
+// entry's id and timestamp, makes it the child of the leaf, derives the
+// context and hands it to the store, before any event announces it.
+// (actor)
+func (s *Session) appendEntry(e *Entry) {
+	e.ID = s.cfg.IDs.NewID("entry")
+	for s.rec.has(e.ID) { // 8 hex digits: collisions are rare, not impossible
+		e.ID = s.cfg.IDs.NewID("entry")
+	}
+	if e.Timestamp == 0 {
+		e.Timestamp = s.now()
+	}
+	s.rec.append(e)
+	// The store runs on the executor, so entries reach it in record order;
+	// persisting must happen even when the run that produced it was aborted.
+	if err := s.rec.store.Append(s.storeCtx(), e); err != nil {
+		fmt.Fprintf(s.cfg.Log, "xcsh: session store: %v\n", err)
+	}
+}
+
+// appendMessage records a finished message. (actor)
+func (s *Session) appendMessage(m Message) { s.appendEntry(&Entry{Type: EntryMessage, Message: m}) }
+
+// storeCtx is the context persistence runs under: never cancelled, so an
+// abort still records what the aborted run produced.
+func (s *Session) storeCtx() context.Context { return context.Background() }
+
+// Entries returns the session record in append order; the entries must
+// not be modified. (actor)
+func (s *Session) Entries() []*Entry { return append([]*Entry(nil), s.rec.entries...) }
+
+// Leaf returns the id of the current leaf entry ("" when empty). (actor)
+func (s *Session) Leaf() string { return s.rec.leaf }
+
+// CloseStore makes the current store durable and releases it (on exit),
+// when it can be closed. (actor)
+func (s *Session) CloseStore() {
+	if c, ok := s.rec.store.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			fmt.Fprintf(s.cfg.Log, "xcsh: session store: %v\n", err)
+		}
+	}
 }
 
 // has reports whether id names an entry.

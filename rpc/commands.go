@@ -11,62 +11,58 @@ import (
 // handler handles one command on the session actor.
 type handler func(s *Server, c *command)
 
-// handlers maps every command type of the protocol to its handler.
-var handlers map[string]handler
-
-func init() {
-	handlers = map[string]handler{
-		"prompt":                  (*Server).cmdPrompt,
-		"abort":                   (*Server).cmdAbort,
-		"abort_and_prompt":        (*Server).cmdAbortAndPrompt,
-		"steer":                   (*Server).cmdSteer,
-		"follow_up":               (*Server).cmdFollowUp,
-		"get_state":               (*Server).cmdGetState,
-		"get_messages":            (*Server).cmdGetMessages,
-		"get_last_assistant_text": (*Server).cmdLastAssistantText,
-		"set_session_name":        (*Server).cmdSetSessionName,
-		"set_steering_mode":       modeSetter((*engine.Session).SetSteeringMode),
-		"set_follow_up_mode":      modeSetter((*engine.Session).SetFollowUpMode),
-		"set_interrupt_mode":      modeSetter((*engine.Session).SetInterruptMode),
-		"extension_ui_response":   (*Server).ignore,
-		"host_tool_result":        (*Server).cmdHostToolFrame,
-		"host_tool_update":        (*Server).cmdHostToolFrame,
-		"bash":                    (*Server).cmdBash,
-		"abort_bash":              (*Server).cmdAbortBash,
-		"set_auto_retry":          (*Server).cmdSetAutoRetry,
-		"abort_retry":             (*Server).cmdAbortRetry,
-		"set_thinking_level":      (*Server).cmdSetThinkingLevel,
-		"cycle_thinking_level":    (*Server).cmdCycleThinkingLevel,
-		"get_available_models":    (*Server).cmdGetAvailableModels,
-		"set_model":               (*Server).cmdSetModel,
-		"cycle_model":             (*Server).cmdCycleModel,
-		"get_branch_messages":     (*Server).cmdGetBranchMessages,
-		"get_fork_messages":       (*Server).cmdGetForkMessages,
-		"get_session_stats":       (*Server).cmdGetSessionStats,
-		"get_messages_page":       (*Server).cmdGetMessagesPage,
-		"get_commands":            (*Server).cmdGetCommands,
-		"get_available_commands":  (*Server).cmdGetCommands,
-		"new_session":             (*Server).cmdNewSession,
-		"switch_session":          (*Server).cmdSwitchSession,
-		"branch":                  (*Server).cmdBranch,
-		"fork":                    (*Server).cmdFork,
-		"clone":                   (*Server).cmdClone,
-		"export_html":             (*Server).cmdExportHTML,
-		"set_host_tools":          (*Server).cmdSetHostTools,
-	}
-	for _, name := range []string{
-		"set_todos", "compact",
-		"set_auto_compaction",
-	} {
-		handlers[name] = (*Server).notYet
-	}
+// handlers maps every command type of the protocol to its handler. A
+// handler decodes its arguments, calls one verb of the session and encodes
+// the answer: no decision of its own beyond argument shape and wire text.
+// (A map literal, not init registration: commandName interns its keys.)
+var handlers = map[string]handler{
+	"prompt":                  (*Server).cmdPrompt,
+	"abort":                   (*Server).cmdAbort,
+	"abort_and_prompt":        (*Server).cmdAbortAndPrompt,
+	"steer":                   (*Server).cmdSteer,
+	"follow_up":               (*Server).cmdFollowUp,
+	"get_state":               (*Server).cmdGetState,
+	"get_messages":            (*Server).cmdGetMessages,
+	"get_last_assistant_text": (*Server).cmdLastAssistantText,
+	"set_session_name":        (*Server).cmdSetSessionName,
+	"set_steering_mode":       modeSetter((*engine.Session).SetSteeringMode),
+	"set_follow_up_mode":      modeSetter((*engine.Session).SetFollowUpMode),
+	"set_interrupt_mode":      modeSetter((*engine.Session).SetInterruptMode),
+	"extension_ui_response":   (*Server).ignore,
+	"host_tool_result":        (*Server).cmdHostToolFrame,
+	"host_tool_update":        (*Server).cmdHostToolFrame,
+	"bash":                    (*Server).cmdBash,
+	"abort_bash":              (*Server).cmdAbortBash,
+	"set_auto_retry":          (*Server).cmdSetAutoRetry,
+	"abort_retry":             (*Server).cmdAbortRetry,
+	"set_thinking_level":      (*Server).cmdSetThinkingLevel,
+	"cycle_thinking_level":    (*Server).cmdCycleThinkingLevel,
+	"get_available_models":    (*Server).cmdGetAvailableModels,
+	"set_model":               (*Server).cmdSetModel,
+	"cycle_model":             (*Server).cmdCycleModel,
+	"get_branch_messages":     (*Server).cmdGetBranchMessages,
+	"get_fork_messages":       (*Server).cmdGetForkMessages,
+	"get_session_stats":       (*Server).cmdGetSessionStats,
+	"get_messages_page":       (*Server).cmdGetMessagesPage,
+	"get_commands":            (*Server).cmdGetCommands,
+	"get_available_commands":  (*Server).cmdGetCommands,
+	"new_session":             (*Server).cmdNewSession,
+	"switch_session":          (*Server).cmdSwitchSession,
+	"branch":                  (*Server).cmdBranch,
+	"fork":                    (*Server).cmdFork,
+	"clone":                   (*Server).cmdClone,
+	"export_html":             (*Server).cmdExportHTML,
+	"set_host_tools":          (*Server).cmdSetHostTools,
+	"set_todos":               (*Server).notYet,
+	"compact":                 (*Server).notYet,
+	"set_auto_compaction":     (*Server).notYet,
 }
 
 // decode reads the command's fields into v by the reading rule
 // (jsonread.go).
 func decode(c *command, v any) error {
 	if err := readExact(c.line, v); err != nil {
-		return fmt.Errorf("Invalid %s command: %s", c.typ, strings.TrimPrefix(err.Error(), "json: "))
+		return errInvalid(c.typ, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
 }
@@ -85,7 +81,7 @@ type promptArgs struct {
 
 func (a *promptArgs) check(c *command) error {
 	if a.Message == nil {
-		return fmt.Errorf("Invalid %s command: \"message\" must be a string", c.typ)
+		return errMustBe(c.typ, "message", "a string")
 	}
 	return nil
 }
@@ -124,12 +120,13 @@ func (s *Server) cmdPrompt(c *command) {
 	}
 }
 
-// cmdAbort answers once the aborted run has emitted its closing events.
+// cmdAbort answers once the aborted run has emitted its closing events;
+// the input behind it waits until then (holdPassing).
 func (s *Server) cmdAbort(c *command) {
-	s.raiseBarrier()
+	release := c.later()
 	s.sess.Abort(func() {
 		s.ok(c, nil)
-		s.lowerBarrier()
+		release()
 	})
 }
 
@@ -138,13 +135,13 @@ func (s *Server) cmdAbortAndPrompt(c *command) {
 	if !ok {
 		return
 	}
-	s.raiseBarrier()
+	release := c.later()
 	s.sess.Abort(func() {
 		s.ok(c, nil)
 		if err := s.sess.Prompt(*a.Message, engine.PromptOptions{Images: images(a.Images)}); err != nil {
 			s.fail(c, err)
 		}
-		s.lowerBarrier()
+		release()
 	})
 }
 
@@ -167,7 +164,7 @@ func modeSetter(set func(*engine.Session, string) error) handler {
 			return
 		}
 		if err := set(s.sess, mode); err != nil {
-			s.fail(c, fmt.Errorf("Invalid mode %q for %s", mode, c.typ))
+			s.fail(c, errInvalidMode(c.typ, mode))
 			return
 		}
 		s.ok(c, nil)
@@ -212,15 +209,20 @@ func (s *Server) cmdSetSessionName(c *command) {
 	if !ok {
 		return
 	}
-	if err := s.sess.SetSessionName(strings.TrimSpace(name)); err != nil {
+	release := c.later()
+	s.sess.SetSessionName(name, func(err error) {
+		s.answer(c, nil, err)
+		release()
+	})
+}
+
+// answer answers c: its failure, or success with data (nil: no data key).
+func (s *Server) answer(c *command, data []byte, err error) {
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.ok(c, nil)
-	if s.opts.EmitTitle {
-		_, _, clean := s.sess.Identity()
-		s.sess.EmitSetTitle(clean)
-	}
+	s.ok(c, data)
 }
 
 // stringArg decodes the command's required string field, answering the
@@ -230,7 +232,7 @@ func (s *Server) stringArg(c *command, field string) (string, bool) {
 	var v string
 	// null decodes to "" and passes, as it always has.
 	if raw == nil || json.Unmarshal(raw, &v) != nil {
-		s.fail(c, fmt.Errorf("Invalid %s command: %q must be a string", c.typ, field))
+		s.fail(c, errMustBe(c.typ, field, "a string"))
 		return "", false
 	}
 	return v, true
@@ -290,14 +292,14 @@ func (s *Server) cmdBash(c *command) {
 	}
 	s.bg.Add(1)
 	s.sess.ExecuteBash(command, func(res engine.BashResult, err error) {
-		s.in.push(0, true, func() {
+		s.in.push(inboxItem{pass: true, fn: func(func()) {
 			defer s.bg.Done()
 			if err != nil {
 				s.fail(c, err)
 				return
 			}
 			s.okJSON(c, res)
-		})
+		}})
 	})
 }
 

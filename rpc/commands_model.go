@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -34,41 +33,11 @@ func (s *Server) cmdCycleThinkingLevel(c *command) {
 	}{level})
 }
 
-// Models is the model registry as the model commands see it; cmd/xcsh
-// wires engine/models into it. Both methods must be safe for concurrent
-// use (discovery adds models in the background).
-type Models interface {
-	// Available lists the models a host may select: keyless providers or
-	// providers with a key, in registry order.
-	Available() []engine.Model
-	// HasKey reports whether m's provider can be called (a key, or none
-	// needed).
-	HasKey(m engine.Model) bool
-}
-
-// ScopedModel is one entry of --models: a model and, optionally, the
-// thinking level cycling to it applies.
-type ScopedModel struct {
-	Model    engine.Model
-	Thinking engine.ThinkingLevel // "": keep the session's level, clamped
-}
-
-func (s *Server) available() []engine.Model {
-	if s.opts.Models == nil {
-		return nil
-	}
-	return s.opts.Models.Available()
-}
-
-// cmdGetAvailableModels answers {"models":[…]} (an empty list, never null).
+// cmdGetAvailableModels answers {"models":[…]}.
 func (s *Server) cmdGetAvailableModels(c *command) {
-	models := s.available()
-	if models == nil {
-		models = []engine.Model{}
-	}
 	s.okJSON(c, struct {
 		Models []engine.Model `json:"models"`
-	}{models})
+	}{s.sess.AvailableModels()})
 }
 
 // cmdSetModel selects an available model by exact provider and id; it
@@ -82,60 +51,21 @@ func (s *Server) cmdSetModel(c *command) {
 	if !ok {
 		return
 	}
-	for _, m := range s.available() {
-		if m.Provider != provider || m.ID != id {
-			continue
-		}
-		if !s.opts.Models.HasKey(m) {
-			s.fail(c, fmt.Errorf("%w for %s/%s", errNoAPIKey, provider, id))
-			return
-		}
-		s.sess.SetModel(m)
-		s.okJSON(c, m)
+	m, err := s.sess.SelectModel(provider, id)
+	if err != nil {
+		s.fail(c, err)
 		return
 	}
-	s.fail(c, fmt.Errorf("%w: %s/%s", errModelNotFound, provider, id))
+	s.okJSON(c, m)
 }
 
-// cmdCycleModel moves to the next of the scoped models (those with a key)
-// or else of the available ones; null with fewer than two candidates.
+// cmdCycleModel answers the model cycled to, or null when there is no
+// other.
 func (s *Server) cmdCycleModel(c *command) {
-	var cands []ScopedModel
-	scoped := false
-	for _, sm := range s.opts.Scoped {
-		if s.opts.Models != nil && s.opts.Models.HasKey(sm.Model) {
-			cands = append(cands, sm)
-		}
-	}
-	if len(cands) > 0 {
-		scoped = true
-	} else {
-		for _, m := range s.available() {
-			cands = append(cands, ScopedModel{Model: m})
-		}
-	}
-	if len(cands) < 2 {
+	next, ok := s.sess.CycleModel()
+	if !ok {
 		s.ok(c, []byte("null"))
 		return
 	}
-	// The one after the current model; the first when the current model is
-	// not among the candidates.
-	next := cands[0]
-	if cur := s.sess.Model(); cur != nil {
-		for j, sm := range cands {
-			if sm.Model.Provider == cur.Provider && sm.Model.ID == cur.ID {
-				next = cands[(j+1)%len(cands)]
-				break
-			}
-		}
-	}
-	s.sess.SetModel(next.Model)
-	if scoped && next.Thinking != "" {
-		s.sess.SetThinkingLevel(next.Thinking)
-	}
-	s.okJSON(c, struct {
-		Model         engine.Model         `json:"model"`
-		ThinkingLevel engine.ThinkingLevel `json:"thinkingLevel,omitempty"`
-		IsScoped      bool                 `json:"isScoped"`
-	}{next.Model, s.sess.ThinkingLevel(), scoped})
+	s.okJSON(c, next)
 }

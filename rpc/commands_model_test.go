@@ -15,6 +15,19 @@ type stubModels struct {
 
 func (m stubModels) Available() []engine.Model  { return m.models }
 func (m stubModels) HasKey(x engine.Model) bool { return m.keyed[x.Provider] }
+func (m stubModels) Find(provider, id string) (engine.Model, bool) {
+	for _, x := range m.models {
+		if x.Provider == provider && x.ID == id {
+			return x, true
+		}
+	}
+	return engine.Model{}, false
+}
+
+// catalog configures a session with the models and the --models scope.
+func catalog(models engine.ModelCatalog, scoped ...engine.ScopedModel) func(*engine.Config) {
+	return func(c *engine.Config) { c.Models, c.Scoped = models, scoped }
+}
 
 func model(provider, id string, reasoning bool) engine.Model {
 	m := engine.Model{ID: id, Name: id, API: "fake", Provider: provider, Reasoning: reasoning, Input: []string{"text"}}
@@ -54,7 +67,7 @@ func TestModelCommands(t *testing.T) {
 		`{"id":"g2","type":"get_state"}`,
 		`{"id":"c2","type":"cycle_model"}`,
 	}, "\n") + "\n"
-	out := serve(t, strings.NewReader(in), true, Options{Models: reg})
+	out := serve(t, strings.NewReader(in), true, Options{}, catalog(reg))
 	r := responses(t, out)
 	check := func(id, path, want string) {
 		t.Helper()
@@ -82,7 +95,7 @@ func TestCycleModelScopedAndNull(t *testing.T) {
 	reg := stubModels{models: []engine.Model{one, two}, keyed: map[string]bool{"a": true}}
 	in := `{"id":"s","type":"set_model","provider":"a","modelId":"one"}` + "\n" +
 		`{"id":"c1","type":"cycle_model"}` + "\n" + `{"id":"c2","type":"cycle_model"}` + "\n"
-	out := serve(t, strings.NewReader(in), true, Options{Models: reg, Scoped: []ScopedModel{{Model: one, Thinking: "low"}, {Model: two, Thinking: "medium"}}})
+	out := serve(t, strings.NewReader(in), true, Options{}, catalog(reg, engine.ScopedModel{Model: one, Thinking: "low"}, engine.ScopedModel{Model: two, Thinking: "medium"}))
 	r := responses(t, out)
 	if r["c1"].Get("data.model.id").String() != "two" || r["c1"].Get("data.thinkingLevel").String() != "medium" || !r["c1"].Get("data.isScoped").Bool() {
 		t.Fatalf("c1 %s", r["c1"].Raw)
@@ -91,7 +104,7 @@ func TestCycleModelScopedAndNull(t *testing.T) {
 		t.Fatalf("c2 %s", r["c2"].Raw)
 	}
 	// One candidate: null (the key present).
-	out = serve(t, strings.NewReader(`{"id":"c","type":"cycle_model"}`+"\n"), true, Options{Models: stubModels{models: []engine.Model{one}, keyed: map[string]bool{"a": true}}})
+	out = serve(t, strings.NewReader(`{"id":"c","type":"cycle_model"}`+"\n"), true, Options{}, catalog(stubModels{models: []engine.Model{one}, keyed: map[string]bool{"a": true}}))
 	if !strings.Contains(out, `"id":"c","type":"response","command":"cycle_model","success":true,"data":null`) {
 		t.Fatalf("single candidate:\n%s", out)
 	}

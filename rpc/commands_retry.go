@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"encoding/json"
-	"fmt"
 )
 
 // boolArg decodes the command's required boolean field, answering the
@@ -11,7 +10,7 @@ func (s *Server) boolArg(c *command, field string) (bool, bool) {
 	raw := member(c.line, field)
 	var v bool
 	if raw == nil || json.Unmarshal(raw, &v) != nil || string(raw) == "null" {
-		s.fail(c, fmt.Errorf("Invalid %s command: %q must be a boolean", c.typ, field))
+		s.fail(c, errMustBe(c.typ, field, "a boolean"))
 		return false, false
 	}
 	return v, true

@@ -1,10 +1,6 @@
 package rpc
 
 import (
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
-
 	"github.com/xcsh-go/xcsh/engine"
 )
 
@@ -27,15 +23,6 @@ func (s *Server) cmdGetSessionStats(c *command) { s.okJSON(c, s.sess.Stats()) }
 // get_available_commands).
 func (s *Server) cmdGetCommands(c *command) { s.ok(c, []byte(`{"commands":[]}`)) }
 
-// pageCursor is what a get_messages_page cursor encodes: the context it was
-// made for (session and leaf), so a page asked after the session changed
-// is refused instead of skipping or repeating messages.
-type pageCursor struct {
-	Key    string `json:"k"`
-	Offset int    `json:"o"`
-	Desc   bool   `json:"d,omitempty"`
-}
-
 const (
 	defaultPageLimit = 100
 	maxPageLimit     = 10000
@@ -54,45 +41,26 @@ func (s *Server) cmdGetMessagesPage(c *command) {
 		s.fail(c, err)
 		return
 	}
-	if s.sess.IsStreaming() || s.sess.IsCompacting() {
-		s.failCode(c, errSessionBusy, "session_busy")
-		return
-	}
 	limit := defaultPageLimit
 	if a.Limit != nil {
 		if *a.Limit < 1 {
-			s.fail(c, fmt.Errorf("Invalid %s command: \"limit\" must be a positive integer", c.typ))
+			s.fail(c, errMustBe(c.typ, "limit", "a positive integer"))
 			return
 		}
 		limit = min(*a.Limit, maxPageLimit)
 	}
 	if a.Order != "" && a.Order != "asc" && a.Order != "desc" {
-		s.fail(c, fmt.Errorf("Invalid %s command: \"order\" must be \"asc\" or \"desc\"", c.typ))
+		s.fail(c, errMustBe(c.typ, "order", `"asc" or "desc"`))
 		return
 	}
-	cur := pageCursor{Key: s.sess.PageKey(), Desc: a.Order == "desc"}
-	if a.Cursor != nil {
-		raw, err := base64.RawURLEncoding.DecodeString(*a.Cursor)
-		var got pageCursor
-		if err != nil || json.Unmarshal(raw, &got) != nil || got.Offset < 0 {
-			s.failCode(c, errInvalidCursor, "invalid_cursor")
-			return
-		}
-		if got.Key != cur.Key {
-			s.failCode(c, errStaleCursor, "stale_cursor")
-			return
-		}
-		cur.Offset, cur.Desc = got.Offset, got.Desc
-	}
-	page := s.sess.Page(cur.Offset, limit, cur.Desc)
-	next := ""
-	if page.Next >= 0 {
-		b, _ := json.Marshal(pageCursor{Key: cur.Key, Offset: page.Next, Desc: cur.Desc})
-		next = base64.RawURLEncoding.EncodeToString(b)
+	page, err := s.sess.Page(str(a.Cursor), limit, a.Order == "desc")
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
 	s.okJSON(c, struct {
 		Messages      []engine.Message `json:"messages"`
 		TotalMessages int              `json:"totalMessages"`
 		NextCursor    string           `json:"nextCursor,omitempty"`
-	}{page.Messages, page.Total, next})
+	}{page.Messages, page.Total, page.NextCursor})
 }

@@ -2,26 +2,51 @@ package rpc
 
 import "sync"
 
-// inbox is the FIFO between the reader and the dispatcher. It lets the
-// reader keep reading (aborts, replies to our requests) while the executor
-// is busy or stdout is stalled. It is bounded by bytes, not lines: a host
-// that floods commands while not reading its stdout is eventually stopped
-// by backpressure, but never before the queued input exceeds twice the
-// longest accepted line, so a reply always fits behind a full line.
+// inbox is the one queue of input between the reader and the dispatcher,
+// and the one place that decides the order in which input is handled. It
+// lets the reader keep reading (aborts, replies to our requests) while the
+// executor is busy or stdout is stalled. It is bounded by bytes, not
+// lines: a host that floods commands while not reading its stdout is
+// eventually stopped by backpressure, but never before the queued input
+// exceeds twice the longest accepted line, so a reply always fits behind a
+// full line.
+//
+// Holds. A command that answers once some work is over can hold the input
+// behind it until it has answered (the original handles its commands one
+// at a time): abort holds what arrives while its run winds down, so a
+// piped "abort, prompt" starts the prompt on an idle session, but lets the
+// frames that pass through (preemptive ones, get_state) be handled
+// meanwhile; a verb that switches or writes a session holds everything,
+// so the commands after it see its result. The hold is taken when the
+// dispatcher pops the command, before anything behind it can be popped,
+// and released by the command when it has answered.
 type inbox struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
-	items  []inboxItem
+	items  []inboxItem // items[head:] are queued
 	head   int
 	bytes  int
 	max    int
 	closed bool
+	// holdAll and holdPassing count the holds taken and not yet released,
+	// of each kind (hold).
+	holdAll, holdPassing int
 }
+
+// hold is what a command holds of the input behind it until it answers.
+type hold int
+
+const (
+	holdNone    hold = iota
+	holdPassing      // everything but the frames that pass (abort winding down)
+	holdAll          // everything (a session switched, exported or renamed)
+)
 
 type inboxItem struct {
 	size int
-	pass bool // handled even behind an abort's barrier
-	fn   func()
+	pass bool // handled even while a holdPassing is taken
+	hold hold // taken when the item is popped
+	fn   func(release func())
 }
 
 func (q *inbox) init(maxLine int) {
@@ -32,24 +57,24 @@ func (q *inbox) init(maxLine int) {
 	q.cond = sync.NewCond(&q.mu)
 }
 
-// push queues fn, blocking while the queue holds more than its bound.
+// push queues an item, blocking while the queue holds more than its bound.
 // Items of size 0 are the server's own (a finished bash command's answer,
 // queued from the executor): they never wait, so the executor never
 // blocks on the queue it feeds.
-func (q *inbox) push(size int, pass bool, fn func()) {
+func (q *inbox) push(it inboxItem) {
 	q.mu.Lock()
-	for size > 0 && q.bytes > 0 && q.bytes+size > q.max {
+	for it.size > 0 && q.bytes > 0 && q.bytes+it.size > q.max {
 		q.cond.Wait()
 	}
-	q.items = append(q.items, inboxItem{size, pass, fn})
-	q.bytes += size
+	q.items = append(q.items, it)
+	q.bytes += it.size
 	q.mu.Unlock()
 	q.cond.Broadcast()
 }
 
-// close ends the dispatcher: pop returns false once the queue is empty.
-// The server closes it when Run ends, not at stdin EOF: work still running
-// then queues its answers here.
+// close ends the dispatcher: pop returns false once nothing more can be
+// handled. The server closes it when Run ends, not at stdin EOF: work
+// still running then queues its answers here.
 func (q *inbox) close() {
 	q.mu.Lock()
 	q.closed = true
@@ -57,23 +82,73 @@ func (q *inbox) close() {
 	q.cond.Broadcast()
 }
 
-// pop waits for the next item; ok is false after close and the last item.
-func (q *inbox) pop() (it inboxItem, ok bool) {
+// next returns the index of the item to handle now, or -1: the oldest,
+// or while a holdPassing is taken the oldest that passes, or none while a
+// holdAll is. (q.mu held)
+func (q *inbox) next() int {
+	switch {
+	case q.holdAll > 0:
+		return -1
+	case q.holdPassing > 0:
+		for i := q.head; i < len(q.items); i++ {
+			if q.items[i].pass {
+				return i
+			}
+		}
+		return -1
+	case q.head < len(q.items):
+		return q.head
+	}
+	return -1
+}
+
+// pop waits for the next item to handle and takes its hold; release ends
+// the hold (the item's handler calls it once, when it has answered). ok
+// is false once the inbox is closed and nothing can be handled.
+func (q *inbox) pop() (it inboxItem, release func(), ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.head == len(q.items) && !q.closed {
+	i := q.next()
+	for i < 0 && !q.closed {
 		q.cond.Wait()
+		i = q.next()
 	}
-	if q.head == len(q.items) {
-		return inboxItem{}, false
+	if i < 0 {
+		return inboxItem{}, nil, false
 	}
-	it = q.items[q.head]
-	q.items[q.head] = inboxItem{}
-	q.head++
+	it = q.items[i]
+	if i == q.head {
+		q.items[i] = inboxItem{}
+		q.head++
+	} else { // a passing item taken from behind held ones
+		copy(q.items[i:], q.items[i+1:])
+		q.items[len(q.items)-1] = inboxItem{}
+		q.items = q.items[:len(q.items)-1]
+	}
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
 	}
 	q.bytes -= it.size
 	q.cond.Broadcast()
-	return it, true
+	switch it.hold {
+	case holdAll:
+		q.holdAll++
+	case holdPassing:
+		q.holdPassing++
+	default:
+		return it, func() {}, true
+	}
+	var once sync.Once
+	return it, func() { once.Do(func() { q.release(it.hold) }) }, true
+}
+
+func (q *inbox) release(h hold) {
+	q.mu.Lock()
+	if h == holdAll {
+		q.holdAll--
+	} else {
+		q.holdPassing--
+	}
+	q.mu.Unlock()
+	q.cond.Broadcast()
 }

@@ -46,8 +46,9 @@ func commandName(raw []byte) string {
 	return string(name)
 }
 
-// handlerNames interns the names of the handlers (built on first use:
-// handlers is filled by an init function, after package variables).
+// handlerNames interns the names of the handlers (built on first use: a
+// package variable built from handlers would be an initialisation cycle
+// through the handlers that read commands).
 var handlerNames = sync.OnceValue(func() map[string]string {
 	m := make(map[string]string, len(handlers))
 	for name := range handlers {

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tidwall/gjson"
 	"github.com/xcsh-go/xcsh/engine"
 )
 
@@ -30,19 +29,6 @@ type Options struct {
 	// ShutdownGrace bounds how long a signal waits for the aborted run to
 	// wind down before exiting anyway.
 	ShutdownGrace time.Duration
-	// Models is the model registry for the model commands; nil: only the
-	// session's model exists (get_available_models answers []).
-	Models Models
-	// SystemPrompt rebuilds the system prompt for a new tool set
-	// (set_host_tools); nil keeps the prompt as it is.
-	SystemPrompt func(tools []engine.Tool) string
-	// EmitTitle sends a setTitle UI request when the session is named
-	// (PI_RPC_EMIT_TITLE).
-	EmitTitle bool
-	// Sessions creates and opens session files; nil: in memory only.
-	Sessions Sessions
-	// Scoped are the --models entries cycle_model walks (when any has a key).
-	Scoped []ScopedModel
 	// GrowOutput, if set, is called once before the first large frame (the
 	// CLI enlarges the stdout pipe there).
 	GrowOutput func()
@@ -71,14 +57,6 @@ type Server struct {
 	// outErr, the failure, is written before.
 	outGone chan struct{}
 	outErr  error
-
-	// barrier > 0 while an abort waits for its run to wind down; input that
-	// arrives meanwhile is held (in order) and handled once it is over, as
-	// the original's serial loop does, so a piped "abort, prompt" starts the
-	// prompt on an idle session. Preemptive frames pass (see bypass).
-	// Actor-owned.
-	barrier int
-	held    []func()
 }
 
 // preempt says which activities a frame cancels the moment the reader
@@ -92,38 +70,28 @@ var preempt = map[string][]engine.ActivityKind{
 	"abort_retry":      {engine.ActRetry},
 }
 
-// bypasses reports whether a frame is handled even while an abort is
-// winding down (the barrier): the preemptive frames, the replies to our
+// holds says what of the input behind it a command holds until it has
+// answered (see inbox): abort lets the passing frames through while its
+// run winds down; the verbs that switch, write or rename a session hold
+// everything, so the commands after them see their result.
+var holds = map[string]hold{
+	"abort":            holdPassing,
+	"abort_and_prompt": holdPassing,
+	"new_session":      holdAll,
+	"switch_session":   holdAll,
+	"branch":           holdAll,
+	"fork":             holdAll,
+	"clone":            holdAll,
+	"export_html":      holdAll,
+	"set_session_name": holdAll,
+}
+
+// passes reports whether a frame is handled even while an abort winds
+// down (a holdPassing): the preemptive frames, the replies to our
 // requests, and get_state, which only reads.
-func bypasses(typ string) bool {
+func passes(typ string) bool {
 	_, isReply := replyFrames[typ]
 	return preempt[typ] != nil || isReply || typ == "get_state"
-}
-
-// admit runs fn now, or holds it while the barrier is up. (actor)
-func (s *Server) admit(pass bool, fn func()) {
-	if s.barrier > 0 && !pass {
-		s.held = append(s.held, fn)
-		return
-	}
-	fn()
-}
-
-// raiseBarrier and lowerBarrier bracket an abort. (actor)
-func (s *Server) raiseBarrier() { s.barrier++ }
-
-func (s *Server) lowerBarrier() {
-	s.barrier--
-	for s.barrier == 0 && len(s.held) > 0 {
-		fn := s.held[0]
-		s.held = s.held[1:]
-		fn()
-	}
-}
-
-// post queues input handling on the actor, through the barrier.
-func (s *Server) post(pass bool, fn func()) {
-	s.sess.Post(func() { s.admit(pass, fn) })
 }
 
 // NewServer returns a server writing frames to out. Attach a session before
@@ -258,7 +226,7 @@ func (s *Server) readLoop(in io.Reader) {
 				max = DefaultMaxLineBytes
 			}
 			msg := fmt.Sprintf("line exceeds the %d-byte limit", max)
-			s.in.push(0, false, func() { s.parseError(msg) })
+			s.in.push(inboxItem{fn: func(func()) { s.parseError(msg) }})
 			continue
 		}
 		if err != nil {
@@ -270,19 +238,20 @@ func (s *Server) readLoop(in io.Reader) {
 	// The host has gone: requests waiting for it fail now, whatever is
 	// queued; the queued commands are still handled, then the drain starts.
 	s.pending.close()
-	s.in.push(0, false, s.onEOF)
+	s.in.push(inboxItem{fn: func(func()) { s.onEOF() }})
 }
 
-// dispatchLoop hands queued input to the executor, one item at a time. It
-// is the goroutine that may block (a full executor queue, a stalled
-// stdout), so the reader never does.
+// dispatchLoop hands queued input to the executor, one item at a time, in
+// the order the inbox decides (holds included). It is the goroutine that
+// may block (a full executor queue, a stalled stdout), so the reader never
+// does.
 func (s *Server) dispatchLoop() {
 	for {
-		it, ok := s.in.pop()
+		it, release, ok := s.in.pop()
 		if !ok {
 			return
 		}
-		s.post(it.pass, it.fn)
+		s.sess.Post(func() { it.fn(release) })
 	}
 }
 
@@ -302,8 +271,11 @@ func (s *Server) onEOF() {
 
 // dispatch classifies one line and queues its handling on the actor.
 func (s *Server) dispatch(line []byte) {
+	fail := func(msg string) {
+		s.in.push(inboxItem{size: len(line), fn: func(func()) { s.parseError(msg) }})
+	}
 	if !utf8.Valid(line) {
-		s.in.push(len(line), false, func() { s.parseError("invalid UTF-8 in input line") })
+		fail("invalid UTF-8 in input line")
 		return
 	}
 	if !json.Valid(line) {
@@ -313,13 +285,12 @@ func (s *Server) dispatch(line []byte) {
 		if err != nil {
 			msg = err.Error()
 		}
-		s.in.push(len(line), false, func() { s.parseError(msg) })
+		fail(msg)
 		return
 	}
-	root := gjson.ParseBytes(line)
-	if !root.IsObject() {
-		kind := jsonKind(root)
-		s.in.push(len(line), false, func() { s.parseError("expected a JSON object, got " + kind) })
+	// A valid JSON value is an object exactly when its first byte is {.
+	if first := line[skipSpace(line, 0)]; first != '{' {
+		fail("expected a JSON object, got " + jsonKind(first))
 		return
 	}
 	// The envelope is read by the rule every field is (jsonread.go): exact
@@ -333,6 +304,7 @@ func (s *Server) dispatch(line []byte) {
 			cmd.typ = commandName(typ)
 		}
 	}
+	it := inboxItem{size: len(line), fn: func(release func()) { s.handle(cmd, release) }}
 	if cmd.typeIsString {
 		if kinds := preempt[cmd.typ]; kinds != nil {
 			s.sess.Cancel(kinds...) // now; the answer comes in order
@@ -340,25 +312,25 @@ func (s *Server) dispatch(line []byte) {
 		if s.pending.resolve(cmd) {
 			return
 		}
+		it.pass, it.hold = passes(cmd.typ), holds[cmd.typ]
 	}
-	s.in.push(len(line), cmd.typeIsString && bypasses(cmd.typ), func() { s.handle(cmd) })
+	s.in.push(it)
 }
 
-func jsonKind(v gjson.Result) string {
-	switch v.Type {
-	case gjson.Null:
+// jsonKind names the kind of a JSON value that is not an object, by its
+// first byte.
+func jsonKind(first byte) string {
+	switch first {
+	case 'n':
 		return "null"
-	case gjson.False, gjson.True:
+	case 't', 'f':
 		return "boolean"
-	case gjson.Number:
-		return "number"
-	case gjson.String:
+	case '"':
 		return "string"
-	}
-	if v.IsArray() {
+	case '[':
 		return "array"
 	}
-	return "value"
+	return "number"
 }
 
 // command is one parsed input frame.
@@ -368,6 +340,19 @@ type command struct {
 	typ          string
 	typeRaw      []byte // raw JSON of the last "type", nil when absent
 	typeIsString bool
+	// release ends the command's hold on the input behind it (see inbox);
+	// handle calls it when the handler returns, unless the handler took it
+	// (later) to call once it has answered.
+	release func()
+	kept    bool
+}
+
+// later hands the release of the command's hold to a handler that answers
+// after it returns: it must call the result once, when it has answered.
+// (actor)
+func (c *command) later() func() {
+	c.kept = true
+	return c.release
 }
 
 // response encodes {"id"?,"type":"response","command"?,"success",...}.
@@ -416,12 +401,13 @@ func (s *Server) ok(c *command, data []byte) { s.response(c.id, quote(c.typ), tr
 
 // fail answers a known command's failure, correlated by its id.
 func (s *Server) fail(c *command, err error) {
-	s.response(c.id, quote(c.typ), false, nil, wireError(err))
-}
-
-// failCode answers a failure with a machine-readable code beside the text
-// (omp's get_messages_page: "session_busy").
-func (s *Server) failCode(c *command, err error, code string) {
+	code := wireCode(err)
+	if code == "" {
+		s.response(c.id, quote(c.typ), false, nil, wireError(c.typ, err))
+		return
+	}
+	// A machine-readable code beside the text (omp's get_messages_page:
+	// "session_busy").
 	bp := s.out.buf()
 	b := append(*bp, '{')
 	if c.id != nil {
@@ -430,7 +416,7 @@ func (s *Server) failCode(c *command, err error, code string) {
 	b = append(b, `"type":"response","command":`...)
 	b = append(b, quote(c.typ)...)
 	b = append(b, `,"success":false,"error":`...)
-	b = engine.AppendJSONString(b, wireError(err))
+	b = engine.AppendJSONString(b, wireError(c.typ, err))
 	b = append(b, `,"code":`...)
 	b = engine.AppendJSONString(b, code)
 	*bp = append(b, '}', '\n')
@@ -445,11 +431,16 @@ func (s *Server) parseError(msg string) {
 // handle runs a command on the actor. A panic in a handler becomes the
 // uncorrelated parse frame, as the reference describes for handler
 // exceptions, and the server keeps serving.
-func (s *Server) handle(c *command) {
+func (s *Server) handle(c *command, release func()) {
+	c.release = release
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(s.opts.Log, "xcsh: internal error handling %q: %v\n", c.typ, r)
 			s.parseError(fmt.Sprint(r))
+			c.kept = false
+		}
+		if !c.kept {
+			c.release()
 		}
 	}()
 	if !c.typeIsString {

@@ -59,7 +59,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func serve(t testing.TB, in io.Reader, model bool, opts Options) string {
+// serve runs a Server on in with the echo provider (and its model when
+// model is set) and returns its output; configure adjusts the session's
+// configuration.
+func serve(t testing.TB, in io.Reader, model bool, opts Options, configure ...func(*engine.Config)) string {
 	t.Helper()
 	out := &syncBuffer{}
 	opts.Version = "0.0.0-test"
@@ -67,6 +70,9 @@ func serve(t testing.TB, in io.Reader, model bool, opts Options) string {
 	cfg := engine.Config{Provider: echoProvider{}, Clock: engine.DeterministicEpoch, IDs: &engine.SequentialIDs{}, Sink: srv, SessionID: "0000000000000001"}
 	if model {
 		cfg.Model = &engine.Model{ID: "echo", Name: "Echo", API: "fake", Provider: "fake", Input: []string{"text"}}
+	}
+	for _, f := range configure {
+		f(&cfg)
 	}
 	srv.Attach(engine.New(cfg))
 	if err := srv.Run(context.Background(), in); err != nil {

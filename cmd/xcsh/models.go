@@ -16,7 +16,6 @@ import (
 	"github.com/xcsh-go/xcsh/engine/provider/openai"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/fakeprovider"
-	"github.com/xcsh-go/xcsh/rpc"
 )
 
 // modelSetup is what the CLI resolves about models: the registry, the
@@ -27,7 +26,7 @@ type modelSetup struct {
 	provider *mux
 	model    *engine.Model
 	thinking engine.ThinkingLevel // from a ":level" suffix of --model; "" when none
-	scoped   []rpc.ScopedModel
+	scoped   []engine.ScopedModel
 	// discovery is the background model discovery; wait before exiting.
 	discovery sync.WaitGroup
 }
@@ -96,7 +95,7 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 	}
 	if o.models != "" {
 		for _, sm := range reg.ScopedModels(strings.Split(o.models, ",")) {
-			ms.scoped = append(ms.scoped, rpc.ScopedModel{Model: sm.Model, Thinking: sm.Thinking})
+			ms.scoped = append(ms.scoped, engine.ScopedModel{Model: sm.Model, Thinking: sm.Thinking})
 		}
 	}
 	ms.startDiscovery(reg, env, deterministic)
@@ -199,10 +198,13 @@ func (ms *modelSetup) startDiscovery(reg *models.Registry, env func(string) stri
 	}
 }
 
-// registryModels adapts the registry to rpc.Models.
+// registryModels adapts the registry to engine.ModelCatalog.
 type registryModels struct{ reg *models.Registry }
 
-func (r registryModels) Available() []engine.Model  { return r.reg.Available() }
+func (r registryModels) Available() []engine.Model { return r.reg.Available() }
+func (r registryModels) Find(provider, id string) (engine.Model, bool) {
+	return r.reg.Find(provider, id)
+}
 func (r registryModels) HasKey(m engine.Model) bool { return r.reg.HasAuth(m) }
 
 // thinkingPolicy applies the registry's per-family effort rules.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/export"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
@@ -237,8 +238,6 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	}
 
 	srv := rpc.NewServer(stdout, rpc.Options{
-		Models: registryModels{ms.reg}, Scoped: ms.scoped, Sessions: ss.sessions(cwd, clock, stderr),
-		SystemPrompt: rebuildPrompt, EmitTitle: truthy(os.Getenv("PI_RPC_EMIT_TITLE")),
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
 			if f, ok := stdout.(*os.File); ok {
@@ -250,15 +249,25 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	if policy != nil {
 		gate = policy.gate
 	}
-	sess := engine.New(engine.Config{Gate: gate,
-		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{}, HasKey: ms.reg.HasAuth,
+	sess := engine.New(engine.Config{
+		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
+		Models: registryModels{ms.reg}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
+		RebuildPrompt: rebuildPrompt, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	})
 	srv.Attach(sess)
-	sess.Call(func() { ss.restore(sess, ms.reg, o.model != "" || o.provider != "", o.thinking != "", stderr) })
+	if l := ss.resumed(); l != nil {
+		// What the command line names wins; the rest comes from the record.
+		keepModel, keepThinking := o.model != "" || o.provider != "", o.thinking != ""
+		sess.Call(func() {
+			if err := sess.Resume(l, keepModel, keepThinking); err != nil {
+				fmt.Fprintf(stderr, "xcsh: %s: %v\n", ss.file, err)
+			}
+		})
+	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

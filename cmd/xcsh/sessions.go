@@ -8,9 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/models"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
-	"github.com/xcsh-go/xcsh/rpc"
 )
 
 // sessionSetup is the session the process serves: a new one, whose file
@@ -83,68 +81,46 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 	return &sessionSetup{id: loaded.Header.ID, file: abs, dir: dir, store: store, loaded: loaded}, nil
 }
 
-// restore loads a resumed session's record into the engine, with the
-// model (when available) and thinking level it last used, unless the
-// command line named them. (actor)
-func (ss *sessionSetup) restore(sess *engine.Session, reg *models.Registry, flagsNamedModel, flagsNamedThinking bool, stderr io.Writer) {
-	if ss.loaded == nil {
-		return
-	}
-	if err := sess.Restore(ss.loaded.Entries, ss.loaded.Leaf); err != nil {
-		fmt.Fprintf(stderr, "xcsh: %s: %v\n", ss.file, err)
-		return
-	}
-	if ss.loaded.Header.Title != "" {
-		sess.SetNameQuietly(ss.loaded.Header.Title)
-	}
-	// What the command line names wins; the rest comes from the record.
-	level, hasLevel := sess.RecordedThinkingLevel()
-	if flagsNamedThinking || !hasLevel {
-		level = sess.ThinkingLevel()
-	}
-	model := sess.Model()
-	if !flagsNamedModel {
-		if p, id, ok := sess.RecordedModel(); ok {
-			if m, found := reg.Find(p, id); found && reg.HasAuth(m) {
-				model = &m
-			}
-		}
-	}
-	sess.RestoreModel(model, level)
-}
-
-// storeOrNil is the engine's Store: the file store, or nil (a MemoryStore)
-// with --no-session. (A nil *Store in the interface would not be nil.)
+// storeOrNil is the engine's initial Store: the new session's file store,
+// or nil (a MemoryStore) with --no-session or when a resumed session
+// brings its own (Resume installs it). (A nil *Store in the interface
+// would not be nil.)
 func (ss *sessionSetup) storeOrNil() engine.Store {
-	if ss.store == nil {
+	if ss.store == nil || ss.loaded != nil {
 		return nil
 	}
 	return ss.store
 }
 
-// fileSessions implements rpc.Sessions with session files in dir.
+// resumed is the loaded session for engine.Session.Resume, nil when the
+// session is new.
+func (ss *sessionSetup) resumed() *engine.LoadedSession {
+	if ss.loaded == nil {
+		return nil
+	}
+	return loadedSession(ss.file, ss.loaded, ss.store)
+}
+
+func loadedSession(abs string, l *sessionfile.Session, st *sessionfile.Store) *engine.LoadedSession {
+	return &engine.LoadedSession{ID: l.Header.ID, File: abs, Name: l.Header.Title, Store: st, Entries: l.Entries, Leaf: l.Leaf}
+}
+
+// fileSessions implements engine.SessionFiles with session files in dir.
 type fileSessions struct {
 	dir, cwd string
 	clock    engine.Clock
 	stderr   io.Writer
 }
 
-func (f fileSessions) header(id, parent string) (string, sessionfile.Header) {
+// Create implements engine.SessionFiles: a file written at once when it
+// holds entries, lazily otherwise.
+func (f fileSessions) Create(id, parent string, entries []*engine.Entry) (engine.Store, string, error) {
 	now := f.clock.NowMillis()
-	return filepath.Join(f.dir, sessionfile.FileName(now, id)),
-		sessionfile.Header{ID: id, Timestamp: now, Cwd: f.cwd, ParentSession: parent}
-}
-
-// Create implements rpc.Sessions: the file is written lazily.
-func (f fileSessions) Create(id, parent string) (engine.Store, string, error) {
-	path, h := f.header(id, parent)
-	return sessionfile.New(path, h), path, nil
-}
-
-// CreateWith implements rpc.Sessions: the file is written at once.
-func (f fileSessions) CreateWith(id, parent string, entries []*engine.Entry) (engine.Store, string, error) {
-	path, h := f.header(id, parent)
-	st := sessionfile.New(path, h)
+	path := filepath.Join(f.dir, sessionfile.FileName(now, id))
+	st := sessionfile.New(path, sessionfile.Header{ID: id, Timestamp: now, Cwd: f.cwd, ParentSession: parent})
+	if entries == nil {
+		return st, path, nil
+	}
 	for _, e := range entries {
 		if err := st.Append(context.Background(), e); err != nil {
 			return nil, "", err
@@ -156,30 +132,29 @@ func (f fileSessions) CreateWith(id, parent string, entries []*engine.Entry) (en
 	return st, path, nil
 }
 
-// Open implements rpc.Sessions.
-func (f fileSessions) Open(path string) (engine.Store, rpc.Loaded, error) {
+// Open implements engine.SessionFiles.
+func (f fileSessions) Open(path string) (*engine.LoadedSession, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, rpc.Loaded{}, err
+		return nil, err
 	}
 	l, err := sessionfile.Load(abs)
 	if err != nil {
-		return nil, rpc.Loaded{}, err
+		return nil, err
 	}
 	for _, w := range l.Warnings {
 		fmt.Fprintf(f.stderr, "xcsh: %s: %s\n", abs, w)
 	}
 	st, err := sessionfile.OpenAppend(abs, l)
 	if err != nil {
-		return nil, rpc.Loaded{}, err
+		return nil, err
 	}
-	return st, rpc.Loaded{ID: l.Header.ID, File: abs, Title: l.Header.Title, Created: l.Header.Timestamp,
-		Cwd: l.Header.Cwd, Entries: l.Entries, Leaf: l.Leaf}, nil
+	return loadedSession(abs, l, st), nil
 }
 
-// sessions is what the session commands create and open files with; nil
-// with --no-session.
-func (ss *sessionSetup) sessions(cwd string, clock engine.Clock, stderr io.Writer) rpc.Sessions {
+// files is what the session verbs create and open files with; nil with
+// --no-session.
+func (ss *sessionSetup) files(cwd string, clock engine.Clock, stderr io.Writer) engine.SessionFiles {
 	if ss.store == nil {
 		return nil
 	}

@@ -9,13 +9,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
 
-// Store is the engine.Store of a session persisted to a file. It is used
-// from one goroutine at a time (the engine calls it on its executor).
+// Store is the engine.Store of a session persisted to a file. The engine
+// appends on its executor; SetTitle runs on another goroutine, so the
+// store's state is guarded by mu, which a rewrite holds only for its last
+// step (see SetTitle): an append never waits for a whole file to be copied.
 type Store struct {
+	mu     sync.Mutex
 	path   string
 	header Header
 	// pending holds the lines of the entries appended before the file
@@ -70,16 +74,26 @@ func OpenAppend(path string, s *Session) (*Store, error) {
 func (s *Store) Path() string { return s.path }
 
 // Header returns the session header.
-func (s *Store) Header() Header { return s.header }
+func (s *Store) Header() Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.header
+}
 
 // Created reports whether the file exists (it was written or opened).
-func (s *Store) Created() bool { return s.f != nil }
+func (s *Store) Created() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f != nil
+}
 
 // Append implements engine.Store: it records e, as one line. Before the
 // file exists the line is kept; the first assistant message creates the
 // file with everything so far. ctx is not consulted: persisting must
 // happen even after an abort, and a local write does not block for long.
 func (s *Store) Append(_ context.Context, e *engine.Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
 		return fmt.Errorf("append to session %s: %w", s.path, ErrClosed)
 	}
@@ -87,7 +101,7 @@ func (s *Store) Append(_ context.Context, e *engine.Entry) error {
 	if s.f == nil {
 		s.pending = append(s.pending, s.buf...)
 		if e.Type == engine.EntryMessage && e.Message != nil && e.Message.Role() == "assistant" {
-			return s.Flush()
+			return s.flush()
 		}
 		return nil
 	}
@@ -126,6 +140,12 @@ func (s *Store) write(line []byte) error {
 // It never replaces a file already at the path (ErrExist): a new session
 // must not destroy another.
 func (s *Store) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flush()
+}
+
+func (s *Store) flush() error {
 	if s.closed {
 		return fmt.Errorf("write session %s: %w", s.path, ErrClosed)
 	}
@@ -155,14 +175,22 @@ func (s *Store) Flush() error {
 }
 
 // SetTitle names the session (titleSource "user" or "auto"). The name
-// lives in the header, so an existing file is rewritten whole (atomically,
-// through a temporary file); otherwise the name waits for the first
-// write.
+// lives in the header, so an existing file is rewritten whole, atomically,
+// through a temporary file; otherwise the name waits for the first write.
+// It may run concurrently with Append: the file is copied without the
+// lock, then, under it, what was appended meanwhile is copied too and the
+// new file takes the old one's place, so no append is lost and none waits
+// for more than that last step.
 func (s *Store) SetTitle(title, source string) error {
+	s.mu.Lock()
 	s.header.Title, s.header.TitleSource = title, source
 	if s.f == nil || s.closed {
+		s.mu.Unlock()
 		return nil
 	}
+	head := append(s.header.AppendJSON(nil), '\n')
+	s.mu.Unlock()
+
 	src, err := os.Open(s.path)
 	if err != nil {
 		return fmt.Errorf("rewrite session header: %w", err)
@@ -172,34 +200,48 @@ func (s *Store) SetTitle(title, source string) error {
 	if _, err := readLine(r, nil); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("rewrite session header: %w", err)
 	}
-	head := append(s.header.AppendJSON(nil), '\n')
 	var last byte = '\n'
-	err = writeAtomic(s.path, true, func(w io.Writer) error {
+	return writeAtomic(s.path, true, func(w io.Writer) error {
+		lw := &lastByteWriter{w: w, last: '\n'}
 		if _, err := w.Write(head); err != nil {
 			return err
 		}
-		lw := &lastByteWriter{w: w, last: '\n'}
 		_, err := io.Copy(lw, r)
 		last = lw.last
 		return err
+	}, func(w io.Writer) (func(bool), error) {
+		// The last step, under the lock: what was appended since the copy
+		// read to the end.
+		s.mu.Lock()
+		lw := &lastByteWriter{w: w, last: last}
+		if _, err := io.Copy(lw, r); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		return func(moved bool) {
+			defer s.mu.Unlock()
+			if !moved {
+				return
+			}
+			// The old descriptor names the replaced file: reopen. Failing
+			// that, appends fail rather than go to the replaced file.
+			f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
+			s.f.Close()
+			if err != nil {
+				s.f, s.closed = nil, true
+				return
+			}
+			s.f = f
+			s.unterminated = lw.last != '\n'
+		}, nil
 	})
-	if err != nil {
-		return err
-	}
-	// The old descriptor names the replaced file: reopen.
-	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return fmt.Errorf("reopen session %s: %w", s.path, err)
-	}
-	s.f.Close()
-	s.f = f
-	s.unterminated = last != '\n'
-	return nil
 }
 
 // Sync flushes the file to stable storage (fsync). Appends reach the
 // kernel at once; Sync makes them survive a kernel crash or power cut.
 func (s *Store) Sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.f == nil {
 		return nil
 	}
@@ -210,6 +252,8 @@ func (s *Store) Sync() error {
 // created are dropped, as the original drops a session that never got an
 // answer.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.closed = true
 	if s.f == nil {
 		return nil
@@ -228,7 +272,13 @@ func (s *Store) Close() error {
 // never a part. With replace false an existing file is left alone
 // (fs.ErrExist): the temporary file is hard-linked to path, which fails
 // if path exists, where a rename would silently replace it.
-func writeAtomic(path string, replace bool, fill func(io.Writer) error) (err error) {
+//
+// finish, if given, runs after fill with the same writer, for a last part
+// written under a lock of the caller's; the function it returns is called
+// once the move is over (moved reports whether the file is in place) and
+// releases that lock: fill's copy runs unlocked, finish's part and the
+// move are one step for the caller.
+func writeAtomic(path string, replace bool, fill func(io.Writer) error, finish ...func(io.Writer) (func(moved bool), error)) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp") // mode 0600
 	if err != nil {
@@ -244,6 +294,23 @@ func writeAtomic(path string, replace bool, fill func(io.Writer) error) (err err
 	w := bufio.NewWriterSize(tmp, 256<<10)
 	if err = fill(w); err != nil {
 		return err
+	}
+	if len(finish) > 0 {
+		// The bulk reaches the disk before the caller locks: the sync under
+		// the lock then covers only the last part.
+		if err = w.Flush(); err != nil {
+			return err
+		}
+		if err = tmp.Sync(); err != nil {
+			return err
+		}
+		var done func(moved bool)
+		if done, err = finish[0](w); err != nil {
+			return err
+		}
+		// done releases the caller's lock, on every path from here on; it
+		// runs before the cleanup above (deferred earlier, run later).
+		defer func() { done(err == nil) }()
 	}
 	if err = w.Flush(); err != nil {
 		return err

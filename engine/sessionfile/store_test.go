@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -224,5 +225,56 @@ func TestStoreNeverReplaces(t *testing.T) {
 	}
 	if lines := fileLines(t, path2); len(lines) != 1+len(es) {
 		t.Fatalf("%d lines", len(lines))
+	}
+}
+
+// A rename rewrites the header while entries are appended: the appends
+// made during the copy are in the new file, in order, and later ones
+// follow; an append never waits for the whole copy.
+func TestSetTitleConcurrentWithAppends(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	st := New(path, Header{ID: "s", Timestamp: 1})
+	ctx := context.Background()
+	user := func(i int) *engine.Entry {
+		return &engine.Entry{Type: engine.EntryMessage, ID: fmt.Sprintf("%08x", i), Timestamp: 1,
+			Message: &engine.UserMessage{Content: []engine.ContentBlock{engine.TextBlock(strings.Repeat("x", 2000))}, Timestamp: 1}}
+	}
+	const n = 400
+	for i := 0; i < n/2; i++ {
+		if err := st.Append(ctx, user(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- st.SetTitle("renamed", "user") }()
+	for i := n / 2; i < n; i++ {
+		if err := st.Append(ctx, user(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ctx, user(n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Header.Title != "renamed" || len(l.Entries) != n+1 || len(l.Warnings) != 0 {
+		t.Fatalf("title %q, %d entries, warnings %v", l.Header.Title, len(l.Entries), l.Warnings)
+	}
+	for i, e := range l.Entries {
+		if e.ID != fmt.Sprintf("%08x", i) {
+			t.Fatalf("entry %d is %s", i, e.ID)
+		}
 	}
 }

@@ -1,0 +1,47 @@
+package export
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// Exporter is the engine's Exporter: the session's page written to a file.
+type Exporter struct{}
+
+var _ engine.Exporter = Exporter{}
+
+// Export implements engine.Exporter: the page for snap at path, or at
+// DefaultPath of the session file when path is "". It returns the path as
+// given (relative paths stay relative, as the original answers them).
+func (Exporter) Export(_ context.Context, path string, snap engine.ExportSnapshot) (string, error) {
+	if path == "" {
+		path = DefaultPath(snap.SessionFile)
+	}
+	d := Data{SessionID: snap.SessionID, SessionFile: snap.SessionFile, Title: snap.Name,
+		Entries: snap.Entries, Leaf: snap.Leaf, SystemPrompt: snap.SystemPrompt}
+	for _, t := range snap.Tools {
+		d.Tools = append(d.Tools, Tool{Name: t.Name, Description: t.Description})
+	}
+	return path, writeFile(path, d)
+}
+
+// writeFile writes the page for d to path, creating its directory.
+func writeFile(path string, d Data) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := WriteHTML(f, d); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
