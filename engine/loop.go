@@ -42,6 +42,33 @@ type postRun struct {
 	finish func()
 }
 
+// postStage is one step of the post-run decision: it looks at the run that
+// just emitted agent_end (aborted: the run was cancelled) and returns the
+// work to do next, or nil to pass the decision on. Stages run in order in
+// the executor step that emits agent_end, and every stage before the one
+// that asks for work runs, so each can close its own bookkeeping (retry
+// ends a retry in progress). (actor)
+type postStage func(r *run, aborted bool) *postRun
+
+// decidePostRun runs the stages in order; the first that asks for work
+// gets it. (actor)
+func (s *Session) decidePostRun(r *run, aborted bool) *postRun {
+	for _, stage := range s.stages {
+		if post := stage(r, aborted); post != nil {
+			return post
+		}
+	}
+	return nil
+}
+
+// streamWatch looks at each event of a model call as it arrives, on the
+// run goroutine, before the executor applies it; a non-nil error ends the
+// call with that error as the cause (a rule that cuts a violating stream,
+// TTSR, is one). The idle watchdog (watchStream) is the other watch, on
+// time rather than on events. With no watch the cost is a loop over an
+// empty slice.
+type streamWatch func(r *run, ev StreamEvent) error
+
 // startRun begins a run with the given prompt messages. (actor)
 func (s *Session) startRun(prompts []Message) {
 	r := &run{}
@@ -89,14 +116,7 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 		// abort_retry read after any of its frames finds it.
 		s.Call(func() {
 			s.emit(AgentEnd{Messages: r.newMessages})
-			switch {
-			case s.afterRun != nil:
-				if ctx.Err() == nil {
-					post = s.afterRun(r)
-				}
-			default:
-				post = s.retryStage(r, ctx.Err() != nil)
-			}
+			post = s.decidePostRun(r, ctx.Err() != nil)
 			if post == nil {
 				s.finishRun(r)
 				return
@@ -266,6 +286,12 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 			seen.Add(1)
 			if sctx.Err() != nil {
 				return context.Cause(sctx)
+			}
+			for _, w := range s.watches {
+				if werr := w(r, ev); werr != nil {
+					scancel(werr)
+					return werr
+				}
 			}
 			// Asynchronous: the inbox is FIFO, so order holds, and its bound
 			// gives the provider backpressure.

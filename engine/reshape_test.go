@@ -269,13 +269,13 @@ func TestPostRunPhaseKeepsSessionBusy(t *testing.T) {
 	waiting := make(chan struct{})
 	var result error
 	s.Call(func() {
-		s.afterRun = func(r *run) *postRun {
+		s.stages = append([]postStage{func(r *run, aborted bool) *postRun {
 			return &postRun{phase: PhaseRetrying, act: ActRetry, work: func(ctx context.Context) bool {
 				close(waiting)
 				result = Sleep(ctx, clock, time.Hour)
 				return false
 			}}
-		}
+		}}, s.stages...)
 		if err := s.Prompt("go", PromptOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +314,7 @@ func TestPostRunAgainStartsANewRound(t *testing.T) {
 	s := startSession(t, Config{Provider: textReply("x"), Sink: rec, Clock: clock})
 	rounds := 0
 	s.Call(func() {
-		s.afterRun = func(r *run) *postRun {
+		s.stages = append([]postStage{func(r *run, aborted bool) *postRun {
 			rounds++
 			if rounds > 1 {
 				return nil
@@ -322,7 +322,7 @@ func TestPostRunAgainStartsANewRound(t *testing.T) {
 			return &postRun{phase: PhaseRetrying, act: ActRetry, work: func(ctx context.Context) bool {
 				return Sleep(ctx, clock, 2*time.Second) == nil
 			}}
-		}
+		}}, s.stages...)
 		if err := s.Prompt("go", PromptOptions{}); err != nil {
 			t.Fatal(err)
 		}

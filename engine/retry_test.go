@@ -282,11 +282,11 @@ func TestAbortBetweenAgentEndAndRetryWait(t *testing.T) {
 	rec := &recorder{}
 	s := startSession(t, Config{Provider: p, Sink: rec, Clock: clock})
 	s.Call(func() {
-		s.afterRun = func(r *run) *postRun {
-			post := s.retryStage(r, false)
+		s.stages = []postStage{func(r *run, aborted bool) *postRun {
+			post := s.retryStage(r, aborted)
 			s.Cancel(ActRun) // the abort, before the wait registers as ActRetry
 			return post
-		}
+		}}
 		if err := s.Prompt("go", PromptOptions{}); err != nil {
 			t.Fatal(err)
 		}

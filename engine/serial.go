@@ -32,6 +32,13 @@ type serial struct {
 // goroutine costs a stack read per function, so only tests turn it on.
 var checkReentry bool
 
+// CheckReentry turns the re-entry check on or off for the whole process.
+// It is for tests: the engine's own turn it on in TestMain, and so do the
+// tests of the fronts (rpc) and the end-to-end scenarios, which call the
+// session's methods from their handlers. Call it before any session
+// starts.
+func CheckReentry(on bool) { checkReentry = on }
+
 func goroutineID() int64 {
 	var buf [32]byte
 	n := runtime.Stack(buf[:], false)

@@ -117,9 +117,12 @@ type Session struct {
 	bashTail      chan struct{} // closed when the last queued bash command is done
 	retry         retryState
 	truncWarned   bool // the silent-truncation warning was sent (once per session)
-	// afterRun, when set (tests), replaces the post-run decision taken in
-	// the step that emits agent_end (see postRun and retryStage).
-	afterRun func(r *run) *postRun
+	// stages are the post-run decision, taken in the step that emits
+	// agent_end: the first stage that asks for work gets it (see postRun).
+	// watches look at every event of a model call (see streamWatch). Both
+	// are set in New; features plug in there, tests in front.
+	stages  []postStage
+	watches []streamWatch
 }
 
 type queued struct {
@@ -165,6 +168,9 @@ func New(cfg Config) *Session {
 	if s.rec.store == nil {
 		s.rec.store = &MemoryStore{}
 	}
+	// The post-run stages, in order. Auto-compaction and todo reminders
+	// take their places after retry (agent-core §6.2, §11.2).
+	s.stages = []postStage{s.retryStage}
 	if cfg.Model != nil {
 		s.set.thinking = cfg.Thinking.Clamp(*cfg.Model, cfg.ThinkingLevel)
 	}

@@ -43,14 +43,30 @@ func (echoProvider) Stream(ctx context.Context, req *engine.Request, fn func(eng
 
 // syncBuffer is a goroutine-safe output sink.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	b    bytes.Buffer
+	cond *sync.Cond // signalled on every write (waitFor)
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cond != nil {
+		s.cond.Broadcast()
+	}
 	return s.b.Write(p)
+}
+
+// waitFor waits until the output contains sub.
+func (s *syncBuffer) waitFor(sub string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cond == nil {
+		s.cond = sync.NewCond(&s.mu)
+	}
+	for !strings.Contains(s.b.String(), sub) {
+		s.cond.Wait()
+	}
 }
 
 func (s *syncBuffer) String() string {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
@@ -17,6 +18,9 @@ import (
 // scripts' $PATH: "xcsh" is the real program; "jsonl-echo" is the harness's
 // stand-in for an RPC server, which the harness_* scenarios drive.
 func TestMain(m *testing.M) {
+	// The scenarios' xcsh is this binary: the engine's re-entry check runs
+	// in every scenario (a post from the executor panics there).
+	engine.CheckReentry(true)
 	testscript.Main(m, map[string]func(){
 		"xcsh":       main,
 		"jsonl-echo": rpctest.EchoMain,
