@@ -16,24 +16,60 @@
 // not Post or Call (it would wait on itself once the queue is full); it
 // uses Later to defer work, and the engine's tests check this.
 //
-// No function on the executor blocks, except on the Sink (a stdout write
-// under backpressure) and on the Store (a session file append). Everything
-// that waits, for a model, a tool, a shell or the host, waits on its own
-// goroutine: one per run (which drives the provider and the tools and owns
-// the whole activity of a prompt, including work after agent_end), one per
-// tool call and one per RPC bash command. Every state change and every
-// event still goes through the executor, so there is exactly one order of
-// events and responses: the order in which the Sink sees them. Session.Close
-// waits for every goroutine the session started.
+// What may block the executor, exactly: a Sink write (stdout under
+// backpressure, which is the host's own pace) and a Store append (one
+// line written to the session file, and its lock, which a header rewrite
+// holds only to copy what was appended meanwhile and move the file into
+// place). Nothing else: everything that waits, for a model, a tool, a
+// shell, the host or a disk, waits on its own goroutine: one per run
+// (which drives the provider and the tools and owns the whole activity of
+// a prompt, including work after agent_end), one per tool call, one per
+// RPC bash command, and one per verb's file work (loading a session to
+// switch to, writing a branch, fork or clone, rendering an export,
+// rewriting a header on rename, closing a replaced store), which posts its
+// result back. Every state change and every event still goes through the
+// executor, so there is exactly one order of events and responses: the
+// order in which the Sink sees them. Session.Close waits for every
+// goroutine the session started. TestVerbsDoNoIOOnTheExecutor holds the
+// rule for the verbs.
 //
-// Requests to the host (host tool calls, UI dialogs) go through a HostLink,
-// whose replies are resolved on rpc's reader goroutine: a run waiting for
-// the host is never stuck behind the executor queue (AskHost).
+// Requests to the host (host tool calls, UI dialogs) go through a
+// HostLink: the engine emits the request as an event, and the front that
+// owns the wire decodes the reply into the engine's types (ToolResult,
+// DialogReply) and resolves it on its reader goroutine, so a run waiting
+// for the host is never stuck behind the executor queue. The engine reads
+// no frame of any protocol. A tool call carries the UI it may use
+// (ToolCall.UI), built on the HostLink.
+//
+// # The verbs
+//
+// Every front (rpc today, ACP and the extension host next) drives the
+// session through the same methods, with typed arguments, results and
+// errors; a front maps the errors to its own wire texts. Queries and
+// settings answer at once (State, Messages, Page, Stats, SelectModel,
+// CycleModel, SetThinkingLevel, SetHostTools). The lifecycle verbs
+// (NewSession, SwitchSession, Branch, Clone, Export, SetSessionName) report
+// through a done function on the executor once their work is over; a
+// front that keeps its input in order holds what follows until then. A
+// switch aborts a running prompt, and the session stays busy
+// (PhaseSwitching) from idle until the new record is in place. The verbs'
+// ports (SessionFiles, ModelCatalog, Exporter) are defined here, by their
+// consumer, and wired by cmd/xcsh.
+//
+// # Where features plug in
+//
+// After agent_end the run goroutine asks the post-run stages, in order
+// (postStage: retry first; auto-compaction and todo reminders after it),
+// for more work; the first that asks gets it, as a postRun with its own
+// phase and cancellable activity. While a model call streams, every event
+// passes the stream watches (streamWatch) before it is applied, beside the
+// idle watchdog; a watch can end the call (TTSR rules will).
 //
 // # Phases and cancellation
 //
 // What the session is doing is one piece of actor state, its Phase: idle,
-// running, retrying or compacting. agent_end does not imply idle; a run's
+// running, retrying, compacting or switching. agent_end does not imply
+// idle; a run's
 // goroutine may go on with post-run work (retry backoff, auto-compaction)
 // while the phase keeps the session busy, and WhenIdle, IsStreaming and
 // IsCompacting derive from it.
@@ -52,10 +88,12 @@
 // only by appending a child of the leaf; the model's context is derived
 // from the branch that ends at the leaf. Every entry reaches the Store on
 // the executor before the event that announces it, so a file store has it
-// on disk before a host can see it. Settings that commands change at run
-// time (model, thinking level, tools, system prompt, identity) are actor
-// state with a version: caches are keyed by the version, and a run
-// snapshots the tools it offers with each request.
+// on disk before a host can see it. The record and its store are installed
+// together, in one place (install): a new session, a file resumed at
+// start-up (Resume) or switched to, a branch, a fork, a clone. Settings
+// that commands change at run time (model, thinking level, tools, system
+// prompt, identity) are actor state with a version: caches are keyed by
+// the version, and a run snapshots the tools it offers with each request.
 //
 // # Streaming and encoding
 //

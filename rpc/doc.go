@@ -11,15 +11,26 @@
 // preemptive commands cancel their activities at once by kind (the preempt
 // table: abort, abort_and_prompt, abort_bash, abort_retry), replies to our
 // requests (host_tool_result, host_tool_update, extension_ui_response)
-// resolve their waiters through the pending table, and everything else
-// goes to the inbox. Every field of a command, the envelope's type and id
-// included, is read by one rule, JSON.parse's: exact names, the last
-// duplicate wins (jsonread.go). The dispatcher feeds the inbox to the session's serial
-// executor in arrival order; it is the goroutine that blocks when the
-// executor's queue is full or stdout is stalled, so the reader keeps
-// reading aborts and replies. Each command runs on the executor and writes
-// its response; events of a run reach the Server as the engine.Sink on the
-// same executor, so responses and events have a single order. Frames are
+// are decoded into the engine's types and resolve their waiters through
+// the pending table, and everything else goes to the inbox. Every field of
+// a command, the envelope's type and id included, is read by one rule,
+// JSON.parse's: exact names, the last duplicate wins (jsonread.go).
+//
+// The inbox is the one queue of input and decides its order: the
+// dispatcher pops the oldest item and feeds it to the session's serial
+// executor, except while a command holds the input behind it until it has
+// answered (the holds table): abort lets get_state, the preemptive frames
+// and replies through while its run winds down; the commands that switch,
+// write or rename a session hold everything. The dispatcher is the
+// goroutine that blocks when the executor's queue is full or stdout is
+// stalled, so the reader keeps reading aborts and replies.
+//
+// Each command runs on the executor: its handler decodes the arguments,
+// calls one verb of the session (engine.Session) and encodes the answer,
+// with no decision of its own beyond argument shape and wire text;
+// errors.go maps the engine's typed errors to the original's texts.
+// Events of a run reach the Server as the engine.Sink on the same
+// executor, so responses and events have a single order. Frames are
 // written to stdout by whoever produced them, one Write of one line each,
 // already serialised by the executor; a blocked write blocks its producer,
 // so nothing on the protocol path is ever dropped.
