@@ -153,6 +153,28 @@ func TestStream(t *testing.T) {
 				"tool_start call_b read", `tool_delta call_b {"p":1}`, "tool_end call_b", "done toolUse " + id},
 		},
 		{
+			// vLLM's parsers may send the model's whitespace between calls:
+			// the live call ends before the text block, the next call waits
+			// for finish_reason.
+			name: "content between tool calls",
+			chunks: chunks(openaitest.ToolCallChunk(id, 0, "call_a", "read", `{}`),
+				openaitest.ContentChunk(id, "\n\n"),
+				openaitest.ToolCallChunk(id, 1, "call_b", "read", `{"p":1}`),
+				openaitest.FinishChunk(id, "tool_calls")),
+			want: []string{"tool_start call_a read", "tool_delta call_a {}", "tool_end call_a",
+				"text_start", "text_delta \n\n", "text_end",
+				"tool_start call_b read", `tool_delta call_b {"p":1}`, "tool_end call_b", "done toolUse " + id},
+		},
+		{
+			name: "content inside a call ends it; its later fragments are dropped",
+			chunks: chunks(openaitest.ToolCallChunk(id, 0, "call_a", "read", `{"p"`),
+				openaitest.ContentChunk(id, "x"),
+				openaitest.ToolCallChunk(id, 0, "", "", `:1}`),
+				openaitest.FinishChunk(id, "tool_calls")),
+			want: []string{"tool_start call_a read", `tool_delta call_a {"p"`, "tool_end call_a",
+				"text_start", "text_delta x", "text_end", "done toolUse " + id},
+		},
+		{
 			name: "tool call name after its id",
 			chunks: chunks(
 				json.RawMessage(`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"arguments":"{\"a\""}}]},"finish_reason":null}]}`),
