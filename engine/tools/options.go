@@ -1,15 +1,20 @@
 package tools
 
-import "time"
+import (
+	"time"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
 
 // Options are shared by the built-in tools.
 type Options struct {
 	// Cwd is the session's working directory; relative paths resolve
 	// against it.
 	Cwd string
-	// Now gives the wall time for relative file ages ("5m ago"); nil means
-	// time.Now.
-	Now func() time.Time
+	// Clock gives the time for relative file ages ("5m ago"): the engine's
+	// clock, so a deterministic run lists the same ages. nil means
+	// engine.SystemClock.
+	Clock engine.Clock
 	// UI, when set, is the host's user: the ask tool exists only then.
 	UI UI
 	// StreamInterval throttles bash's streamed tool_execution_update frames;
@@ -18,8 +23,9 @@ type Options struct {
 }
 
 func (o Options) now() time.Time {
-	if o.Now != nil {
-		return o.Now()
+	c := o.Clock
+	if c == nil {
+		c = engine.SystemClock{}
 	}
-	return time.Now()
+	return time.UnixMilli(c.NowMillis())
 }
