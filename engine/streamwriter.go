@@ -15,14 +15,24 @@ package engine
 //
 // A StreamWriter belongs to one Stream call and its goroutine.
 type StreamWriter struct {
-	fn   func(StreamEvent) error
-	err  error  // the callback's first error; sticky
-	open string // BlockText, BlockThinking, BlockToolCall, or "" when none
-	done bool   // Done was called
+	fn      func(StreamEvent) error
+	err     error // the callback's first error; sticky
+	open    openKind
+	stopped bool // err is set or Done was emitted: nothing more is emitted
 
 	sig      string // signature of the open thinking block
 	id, name string // the open tool call
 }
+
+// openKind is the kind of the open block.
+type openKind uint8
+
+const (
+	openNone openKind = iota
+	openText
+	openThinking
+	openToolCall
+)
 
 // NewStreamWriter returns a writer that emits through fn, the callback
 // given to Provider.Stream.
@@ -35,31 +45,38 @@ func (w *StreamWriter) Err() error { return w.err }
 
 // Open returns the type of the open block: BlockText, BlockThinking,
 // BlockToolCall, or "" when none is open.
-func (w *StreamWriter) Open() string { return w.open }
+func (w *StreamWriter) Open() string {
+	switch w.open {
+	case openText:
+		return BlockText
+	case openThinking:
+		return BlockThinking
+	case openToolCall:
+		return BlockToolCall
+	}
+	return ""
+}
 
 // emit calls the callback unless an earlier call failed or the stream is
 // done.
 func (w *StreamWriter) emit(ev StreamEvent) error {
-	if w.err != nil || w.done {
+	if w.stopped {
 		return w.err
 	}
 	if err := w.fn(ev); err != nil {
-		w.err = err
+		w.err, w.stopped = err, true
 		return err
 	}
 	return nil
 }
 
-// start ends the open block and opens one of type typ with ev (its start
+// start ends the open block and opens one of kind k with ev (its start
 // event).
-func (w *StreamWriter) start(typ string, ev StreamEvent) error {
-	if err := w.EndBlock(); err != nil {
+func (w *StreamWriter) start(k openKind, ev StreamEvent) error {
+	if err := w.EndBlock(); err != nil || w.stopped {
 		return err
 	}
-	if w.err != nil || w.done {
-		return w.err
-	}
-	w.open = typ
+	w.open = k
 	return w.emit(ev)
 }
 
@@ -67,8 +84,20 @@ func (w *StreamWriter) start(typ string, ev StreamEvent) error {
 // and starting a text block first. An empty delta only starts the block
 // (an empty text block is Text("") then EndText).
 func (w *StreamWriter) Text(delta string) error {
-	if w.open != BlockText {
-		if err := w.start(BlockText, StreamEvent{Kind: StreamTextStart}); err != nil {
+	if w.open != openText || delta == "" || w.stopped {
+		return w.text(delta)
+	}
+	// The hot path, small enough to inline into an adapter's loop.
+	if err := w.fn(StreamEvent{Kind: StreamTextDelta, Delta: delta}); err != nil {
+		w.err, w.stopped = err, true
+		return err
+	}
+	return nil
+}
+
+func (w *StreamWriter) text(delta string) error {
+	if w.open != openText {
+		if err := w.start(openText, StreamEvent{Kind: StreamTextStart}); err != nil {
 			return err
 		}
 	}
@@ -81,10 +110,10 @@ func (w *StreamWriter) Text(delta string) error {
 // EndText ends the open text block; it does nothing when the open block is
 // not text.
 func (w *StreamWriter) EndText() error {
-	if w.open != BlockText {
+	if w.open != openText {
 		return w.err
 	}
-	w.open = ""
+	w.open = openNone
 	return w.emit(StreamEvent{Kind: StreamTextEnd})
 }
 
@@ -92,9 +121,9 @@ func (w *StreamWriter) EndText() error {
 // block and starting a thinking block first. An empty delta only starts
 // the block.
 func (w *StreamWriter) Thinking(delta string) error {
-	if w.open != BlockThinking {
+	if w.open != openThinking {
 		w.sig = ""
-		if err := w.start(BlockThinking, StreamEvent{Kind: StreamThinkingStart}); err != nil {
+		if err := w.start(openThinking, StreamEvent{Kind: StreamThinkingStart}); err != nil {
 			return err
 		}
 	}
@@ -109,7 +138,7 @@ func (w *StreamWriter) Thinking(delta string) error {
 // servers' reasoning field name). It does nothing when no thinking block
 // is open, and emits nothing itself.
 func (w *StreamWriter) ThinkingSignature(part string) {
-	if w.open == BlockThinking {
+	if w.open == openThinking {
 		w.sig += part
 	}
 }
@@ -117,10 +146,10 @@ func (w *StreamWriter) ThinkingSignature(part string) {
 // EndThinking ends the open thinking block with the signature collected;
 // it does nothing when the open block is not thinking.
 func (w *StreamWriter) EndThinking() error {
-	if w.open != BlockThinking {
+	if w.open != openThinking {
 		return w.err
 	}
-	w.open = ""
+	w.open = openNone
 	sig := w.sig
 	w.sig = ""
 	return w.emit(StreamEvent{Kind: StreamThinkingEnd, Signature: sig})
@@ -130,7 +159,7 @@ func (w *StreamWriter) EndThinking() error {
 // other, they never nest) and starts tool call id calling name. The id and
 // name ride on every event of the call.
 func (w *StreamWriter) ToolCallStart(id, name string) error {
-	if err := w.start(BlockToolCall, StreamEvent{Kind: StreamToolCallStart, ToolCallID: id, ToolName: name}); err != nil {
+	if err := w.start(openToolCall, StreamEvent{Kind: StreamToolCallStart, ToolCallID: id, ToolName: name}); err != nil {
 		return err
 	}
 	w.id, w.name = id, name
@@ -141,7 +170,7 @@ func (w *StreamWriter) ToolCallStart(id, name string) error {
 // JSON. An empty fragment emits nothing, and so does a fragment with no
 // tool call open: it has no call to belong to.
 func (w *StreamWriter) ToolCallDelta(fragment string) error {
-	if w.open != BlockToolCall || fragment == "" {
+	if w.open != openToolCall || fragment == "" {
 		return w.err
 	}
 	return w.emit(StreamEvent{Kind: StreamToolCallDelta, ToolCallID: w.id, ToolName: w.name, Delta: fragment})
@@ -151,10 +180,10 @@ func (w *StreamWriter) ToolCallDelta(fragment string) error {
 // arguments object (it wins over the fragments); it does nothing when no
 // tool call is open.
 func (w *StreamWriter) ToolCallEnd(args []byte) error {
-	if w.open != BlockToolCall {
+	if w.open != openToolCall {
 		return w.err
 	}
-	w.open = ""
+	w.open = openNone
 	id, name := w.id, w.name
 	w.id, w.name = "", ""
 	return w.emit(StreamEvent{Kind: StreamToolCallEnd, ToolCallID: id, ToolName: name, Arguments: args})
@@ -186,11 +215,11 @@ func (w *StreamWriter) RedactedThinking(data string) error {
 // final arguments).
 func (w *StreamWriter) EndBlock() error {
 	switch w.open {
-	case BlockText:
+	case openText:
 		return w.EndText()
-	case BlockThinking:
+	case openThinking:
 		return w.EndThinking()
-	case BlockToolCall:
+	case openToolCall:
 		return w.ToolCallEnd(nil)
 	}
 	return w.err
@@ -212,6 +241,6 @@ func (w *StreamWriter) Done(stop StopReason, responseID string) error {
 	if err := w.emit(StreamEvent{Kind: StreamDone, StopReason: stop, ResponseID: responseID}); err != nil {
 		return err
 	}
-	w.done = true
+	w.stopped = true
 	return nil
 }

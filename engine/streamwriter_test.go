@@ -218,3 +218,15 @@ func TestStreamWriterCallbackError(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkStreamWriterText is the writer's cost per text delta, the
+// adapters' hot path.
+func BenchmarkStreamWriterText(b *testing.B) {
+	w := NewStreamWriter(func(StreamEvent) error { return nil })
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Text("tok "); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

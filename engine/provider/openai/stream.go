@@ -104,8 +104,10 @@ func (s *streamState) reasoning(raw []byte, d *wireDelta) (string, string) {
 }
 
 func (s *streamState) textDelta(t string) error {
-	if err := s.endLive(); err != nil {
-		return err
+	if s.active >= 0 { // checked here: endLive is too big to inline
+		if err := s.endLive(); err != nil {
+			return err
+		}
 	}
 	return s.w.Text(t)
 }
@@ -114,8 +116,10 @@ func (s *streamState) textDelta(t string) error {
 // field its first text came in, so that the next request can send it back
 // in the same field (see assistantMessage).
 func (s *streamState) thinkingDelta(t, field string) error {
-	if err := s.endLive(); err != nil {
-		return err
+	if s.active >= 0 {
+		if err := s.endLive(); err != nil {
+			return err
+		}
 	}
 	opening := s.w.Open() != engine.BlockThinking
 	if err := s.w.Thinking(t); err != nil {
@@ -132,9 +136,6 @@ func (s *streamState) thinkingDelta(t, field string) error {
 // nowhere to go and are dropped (no server is known to send content
 // between a call's fragments; some send it between calls).
 func (s *streamState) endLive() error {
-	if s.active < 0 {
-		return nil
-	}
 	c := &s.calls[s.active]
 	if !c.started || c.ended {
 		return nil
