@@ -111,5 +111,7 @@
 // The clock (with its timers) and the id source are injected
 // (Config.Clock, Config.IDs). With FixedClock and SequentialIDs a
 // transcript is byte-deterministic; ManualClock lets a test move time
-// instead of sleeping.
+// instead of sleeping. The same clock serves the tools (tools.Options.Clock)
+// and measures a provider's retry instant (ProviderError.RetryAt), so no
+// deterministic output reads the wall clock.
 package engine

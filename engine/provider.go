@@ -105,11 +105,17 @@ func (k ErrorKind) Retryable() bool {
 // provider's script). Message is the text the host sees as the assistant
 // message's errorMessage; Err, when set, is the adapter's underlying error
 // (an SDK error type), reachable with errors.As through Unwrap.
+//
+// The backend's requested wait is RetryAfter when it gave a delay, RetryAt
+// when it gave an instant (an HTTP-date Retry-After): the engine measures
+// an instant on its own clock, so an adapter never reads the time for it
+// (ParseRetryAfter gives both from the headers).
 type ProviderError struct {
 	Kind       ErrorKind
 	Status     int           // HTTP-like status code; 0 when there is none
 	Message    string        // "" means Err's text
 	RetryAfter time.Duration // the backend's requested delay; 0 when none
+	RetryAt    time.Time     // the backend's requested retry instant; zero when none (RetryAfter wins)
 	Err        error
 }
 

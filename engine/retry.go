@@ -64,12 +64,21 @@ func retryable(msg *AssistantMessage, err error) bool {
 		(retryEnvelope.MatchString(text) && retryBeforeMsg.MatchString(text))
 }
 
-// retryAfter is the delay the backend asked for: the typed error's, else
-// one parsed from the failure text as the original's adapters append it.
-func retryAfter(msg *AssistantMessage, err error) time.Duration {
+// retryAfter is the delay the backend asked for: the typed error's delay,
+// or the time from c's now to its retry instant (one already past asks for
+// nothing), else one parsed from the failure text as the original's
+// adapters append it.
+func retryAfter(c Clock, msg *AssistantMessage, err error) time.Duration {
 	var pe *ProviderError
-	if errors.As(err, &pe) && pe.RetryAfter > 0 {
-		return pe.RetryAfter
+	if errors.As(err, &pe) {
+		if pe.RetryAfter > 0 {
+			return pe.RetryAfter
+		}
+		if !pe.RetryAt.IsZero() {
+			if d := pe.RetryAt.Sub(time.UnixMilli(c.NowMillis())); d > 0 {
+				return d
+			}
+		}
 	}
 	if m := retryAfterMs.FindStringSubmatch(msg.ErrorMessage); m != nil {
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
@@ -145,7 +154,7 @@ func (s *Session) retryStage(r *run, aborted bool) *postRun {
 	}
 	attempt := s.retry.attempt
 	delay := s.cfg.RetryBaseDelay << (attempt - 1)
-	if ra := retryAfter(msg, r.err); ra > delay {
+	if ra := retryAfter(s.cfg.Clock, msg, r.err); ra > delay {
 		delay = ra
 	}
 	s.emit(AutoRetryStart{Attempt: attempt, MaxAttempts: DefaultMaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: msg.ErrorMessage})

@@ -154,6 +154,68 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 }
 
+// TestRetryAfterClock: an absolute retry instant is measured on the
+// session's clock, never the wall clock.
+func TestRetryAfterClock(t *testing.T) {
+	t.Parallel()
+	epoch := time.UnixMilli(int64(DeterministicEpoch))
+	manual := NewManualClock(int64(DeterministicEpoch))
+	manual.Advance(30 * time.Second)
+	failed := &AssistantMessage{StopReason: StopError, ErrorMessage: "429 rate limited"}
+	tests := []struct {
+		name  string
+		clock Clock
+		msg   *AssistantMessage
+		err   error
+		want  time.Duration
+	}{
+		{name: "delay", clock: DeterministicEpoch, msg: failed,
+			err: &ProviderError{Kind: ErrorRateLimit, RetryAfter: 7 * time.Second}, want: 7 * time.Second},
+		{name: "instant on the fixed clock", clock: DeterministicEpoch, msg: failed,
+			err: &ProviderError{Kind: ErrorRateLimit, RetryAt: epoch.Add(90 * time.Second)}, want: 90 * time.Second},
+		{name: "instant on a manual clock that moved", clock: manual, msg: failed,
+			err: &ProviderError{Kind: ErrorRateLimit, RetryAt: epoch.Add(90 * time.Second)}, want: 60 * time.Second},
+		{name: "instant through a wrapped error", clock: DeterministicEpoch, msg: failed,
+			err: fmt.Errorf("stream: %w", &ProviderError{Kind: ErrorRateLimit, RetryAt: epoch.Add(1500 * time.Millisecond)}), want: 1500 * time.Millisecond},
+		{name: "delay wins over instant", clock: DeterministicEpoch, msg: failed,
+			err: &ProviderError{Kind: ErrorRateLimit, RetryAfter: 2 * time.Second, RetryAt: epoch.Add(time.Hour)}, want: 2 * time.Second},
+		{name: "past instant asks for nothing", clock: DeterministicEpoch, msg: failed,
+			err: &ProviderError{Kind: ErrorRateLimit, RetryAt: epoch.Add(-time.Minute)}},
+		{name: "instant now asks for nothing", clock: DeterministicEpoch, msg: failed,
+			err: &ProviderError{Kind: ErrorRateLimit, RetryAt: epoch}},
+		{name: "past instant leaves the text's delay", clock: DeterministicEpoch,
+			msg: &AssistantMessage{StopReason: StopError, ErrorMessage: "429 rate limited, retry-after-ms=250"},
+			err: &ProviderError{Kind: ErrorRateLimit, RetryAt: epoch.Add(-time.Minute)}, want: 250 * time.Millisecond},
+		{name: "nothing", clock: DeterministicEpoch, msg: failed, err: &ProviderError{Kind: ErrorRateLimit}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := retryAfter(tt.clock, tt.msg, tt.err); got != tt.want {
+				t.Errorf("retryAfter = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRetryAtHonoured(t *testing.T) {
+	t.Parallel()
+	at := time.UnixMilli(int64(DeterministicEpoch)).Add(7 * time.Second)
+	p := &failThen{n: 1, err: &ProviderError{Kind: ErrorRateLimit, Status: 429, Message: "429 rate limited", RetryAt: at}}
+	s, rec, clock := retrySession(t, p, nil)
+	advanceWhenWaiting(clock, 6*time.Second)
+	s.Call(func() {
+		if s.Phase() != PhaseRetrying {
+			t.Fatalf("retried before the server's instant: %v", s.Phase())
+		}
+	})
+	clock.Advance(time.Second)
+	waitIdle(s)
+	if got := retryFrames(rec); !strings.Contains(strings.Join(got, " "), `"delayMs":7000`) {
+		t.Fatalf("events %v", got)
+	}
+}
+
 func TestAbortDuringRetryWait(t *testing.T) {
 	t.Parallel()
 	p := &failThen{n: 1, err: &ProviderError{Kind: ErrorOverloaded, Message: "overloaded"}}

@@ -206,7 +206,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 
 	// One clock serves the engine and the tools (file ages in read).
 	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
-		Now: func() time.Time { return time.UnixMilli(clock.NowMillis()) }}
+		Clock: clock}
 	toolOpts.HostUI = o.ui
 	policy := newConfirmPolicy(cwd, o.confirmBash, o.confirmOutside, o.confirmTimeout)
 	if deterministic {

@@ -1,15 +1,20 @@
 package tools
 
-import "time"
+import (
+	"time"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
 
 // Options are shared by the built-in tools.
 type Options struct {
 	// Cwd is the session's working directory; relative paths resolve
 	// against it.
 	Cwd string
-	// Now gives the wall time for relative file ages ("5m ago"); nil means
-	// time.Now.
-	Now func() time.Time
+	// Clock gives the time for relative file ages ("5m ago"): the engine's
+	// clock, so a deterministic run lists the same ages. nil means
+	// engine.SystemClock.
+	Clock engine.Clock
 	// HostUI says the host shows dialogs to a user (--ui): the ask tool
 	// exists only then. The dialogs themselves come with each call
 	// (engine.ToolCall.UI).
@@ -20,8 +25,9 @@ type Options struct {
 }
 
 func (o Options) now() time.Time {
-	if o.Now != nil {
-		return o.Now()
+	c := o.Clock
+	if c == nil {
+		c = engine.SystemClock{}
 	}
-	return time.Now()
+	return time.UnixMilli(c.NowMillis())
 }

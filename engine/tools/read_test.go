@@ -281,7 +281,7 @@ func TestReadToolDirectoryListing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	read := NewRead(Options{Cwd: dir, Now: func() time.Time { return now }})
+	read := NewRead(Options{Cwd: dir, Clock: engine.FixedClock(now.UnixMilli())})
 
 	// Case-insensitive order ('.' < '_' < letters in ASCII), "/" after
 	// directories, including a symlink to one.
@@ -312,7 +312,7 @@ func TestReadToolDirectoryListing(t *testing.T) {
 	}
 	t.Run("cwd itself", func(t *testing.T) {
 		t.Parallel()
-		res := call(t, NewRead(Options{Cwd: filepath.Join(dir, "three"), Now: func() time.Time { return now }}), `{"path":"."}`)
+		res := call(t, NewRead(Options{Cwd: filepath.Join(dir, "three"), Clock: engine.FixedClock(now.UnixMilli())}), `{"path":"."}`)
 		wantText(t, res, "x (just now)\ny (just now)\nz (just now)", false, false)
 		if d := details(t, res); d["path"] != "." {
 			t.Errorf("details %v", d)

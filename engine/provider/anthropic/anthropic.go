@@ -10,8 +10,8 @@
 // user turn of tool_result blocks. Assistant turns that ended in an error
 // or were aborted are left out with their tool results, since their blocks
 // may be partial. The SSE events come back as engine
-// stream events in the order they arrive: blocks never interleave on this
-// API, so nothing is buffered.
+// stream events in the order they arrive, through an engine.StreamWriter:
+// blocks never interleave on this API, so nothing is buffered.
 //
 // # Request choices
 //
@@ -128,7 +128,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	stream := p.client.Messages.NewStreaming(ctx, params, requestOptions(req.Model, key, plan)...)
 	defer stream.Close()
 
-	s := streamer{fn: fn}
+	s := streamer{w: engine.NewStreamWriter(fn)}
 	for stream.Next() {
 		// Events already buffered keep decoding after a cancel; the
 		// engine has given up on this call, so they are not delivered.

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/xcsh-go/xcsh/engine"
@@ -90,24 +88,8 @@ func classifyAPIError(pe *engine.ProviderError, e *sdk.Error) {
 		pe.Kind = engine.ErrorOther
 	}
 	if e.Response != nil {
-		pe.RetryAfter = retryAfter(e.Response.Header)
+		// The anthropic-ratelimit-*-reset timestamps are not read: the API
+		// sends retry-after with every 429.
+		pe.RetryAfter, pe.RetryAt = engine.ParseRetryAfter(e.Response.Header)
 	}
-}
-
-// retryAfter reads the delay the API asks for: retry-after-ms, then
-// retry-after in seconds. The HTTP-date form and the
-// anthropic-ratelimit-*-reset timestamps would need the wall clock, which
-// the engine owns; the API sends retry-after with every 429 anyway.
-func retryAfter(h http.Header) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	if v := h.Get("Retry-After"); v != "" {
-		if sec, err := strconv.ParseFloat(v, 64); err == nil && sec > 0 {
-			return time.Duration(sec * float64(time.Second))
-		}
-	}
-	return 0
 }

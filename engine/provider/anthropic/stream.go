@@ -4,35 +4,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/xcsh-go/xcsh/engine"
 )
 
-// blockKind is what an open content block of the stream turned into.
-type blockKind int
-
-const (
-	blockSkipped  blockKind = iota // server tools and other blocks the engine has no type for
-	blockText                      // text (citations are not kept)
-	blockThinking                  // thinking, with its signature collected from signature_delta
-	blockToolUse                   // tool_use, with its arguments collected from input_json_delta
-	blockRedacted                  // redacted_thinking, already emitted whole at its start
-)
-
-// openBlock is the state of one content block between its start and stop.
+// openBlock is one content block between its start and stop: its type as
+// the API names it (text, thinking, redacted_thinking, tool_use; the types
+// the engine has none for, such as server tools, are skipped) and, for a
+// tool_use, its arguments. The engine.StreamWriter keeps everything else
+// (the open block, the thinking signature).
 type openBlock struct {
-	kind      blockKind
-	signature strings.Builder
-	args      bytes.Buffer
-	initial   string // the input object of a tool_use start, used when no delta follows
+	typ     string
+	args    bytes.Buffer
+	initial string // the input object of a tool_use start, used when no delta follows
 }
 
-// streamer turns SSE events into engine stream events. It lives for one
-// Stream call on its goroutine.
+// streamer turns SSE events into engine stream events through an
+// engine.StreamWriter. It lives for one Stream call on its goroutine.
 type streamer struct {
-	fn         func(engine.StreamEvent) error
+	w          *engine.StreamWriter
 	blocks     map[int64]*openBlock
 	usage      engine.Usage
 	stopReason sdk.StopReason
@@ -85,40 +76,28 @@ func (s *streamer) handle(ev sdk.MessageStreamEventUnion) (done bool, err error)
 func (s *streamer) emitUsage() error {
 	u := &s.usage
 	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
-	return s.fn(engine.StreamEvent{Kind: engine.StreamUsage, Usage: *u})
+	return s.w.Usage(*u)
 }
 
 func (s *streamer) start(index int64, cb sdk.ContentBlockStartEventContentBlockUnion) error {
 	if s.blocks == nil {
 		s.blocks = map[int64]*openBlock{}
 	}
-	b := &openBlock{}
+	b := &openBlock{typ: cb.Type}
 	s.blocks[index] = b
 	switch cb.Type {
 	case "text":
-		b.kind = blockText
-		if err := s.fn(engine.StreamEvent{Kind: engine.StreamTextStart}); err != nil {
-			return err
-		}
-		if cb.Text != "" {
-			return s.fn(engine.StreamEvent{Kind: engine.StreamTextDelta, Delta: cb.Text})
-		}
+		return s.w.Text(cb.Text)
 	case "thinking":
-		b.kind = blockThinking
-		b.signature.WriteString(cb.Signature)
-		if err := s.fn(engine.StreamEvent{Kind: engine.StreamThinkingStart}); err != nil {
+		if err := s.w.Thinking(cb.Thinking); err != nil {
 			return err
 		}
-		if cb.Thinking != "" {
-			return s.fn(engine.StreamEvent{Kind: engine.StreamThinkingDelta, Delta: cb.Thinking})
-		}
+		s.w.ThinkingSignature(cb.Signature)
 	case "redacted_thinking":
-		b.kind = blockRedacted
-		return s.fn(engine.StreamEvent{Kind: engine.StreamRedactedThinking, Delta: cb.Data})
+		return s.w.RedactedThinking(cb.Data)
 	case "tool_use":
-		b.kind = blockToolUse
 		b.initial = cb.JSON.Input.Raw()
-		return s.fn(engine.StreamEvent{Kind: engine.StreamToolCallStart, ToolCallID: cb.ID, ToolName: cb.Name})
+		return s.w.ToolCallStart(cb.ID, cb.Name)
 	}
 	return nil
 }
@@ -129,18 +108,15 @@ func (s *streamer) delta(index int64, d sdk.MessageStreamEventUnionDelta) error 
 		return nil
 	}
 	switch {
-	case d.Type == "text_delta" && b.kind == blockText:
-		return s.fn(engine.StreamEvent{Kind: engine.StreamTextDelta, Delta: d.Text})
-	case d.Type == "thinking_delta" && b.kind == blockThinking:
-		return s.fn(engine.StreamEvent{Kind: engine.StreamThinkingDelta, Delta: d.Thinking})
-	case d.Type == "signature_delta" && b.kind == blockThinking:
-		b.signature.WriteString(d.Signature)
-	case d.Type == "input_json_delta" && b.kind == blockToolUse:
-		if d.PartialJSON == "" {
-			return nil
-		}
+	case d.Type == "text_delta" && b.typ == "text":
+		return s.w.Text(d.Text)
+	case d.Type == "thinking_delta" && b.typ == "thinking":
+		return s.w.Thinking(d.Thinking)
+	case d.Type == "signature_delta" && b.typ == "thinking":
+		s.w.ThinkingSignature(d.Signature)
+	case d.Type == "input_json_delta" && b.typ == "tool_use":
 		b.args.WriteString(d.PartialJSON)
-		return s.fn(engine.StreamEvent{Kind: engine.StreamToolCallDelta, Delta: d.PartialJSON})
+		return s.w.ToolCallDelta(d.PartialJSON)
 	}
 	return nil
 }
@@ -151,13 +127,13 @@ func (s *streamer) stop(index int64) error {
 		return nil
 	}
 	delete(s.blocks, index)
-	switch b.kind {
-	case blockText:
-		return s.fn(engine.StreamEvent{Kind: engine.StreamTextEnd})
-	case blockThinking:
-		return s.fn(engine.StreamEvent{Kind: engine.StreamThinkingEnd, Signature: b.signature.String()})
-	case blockToolUse:
-		return s.fn(engine.StreamEvent{Kind: engine.StreamToolCallEnd, Arguments: finalArguments(b)})
+	switch b.typ {
+	case "text":
+		return s.w.EndText()
+	case "thinking":
+		return s.w.EndThinking()
+	case "tool_use":
+		return s.w.ToolCallEnd(finalArguments(b))
 	}
 	return nil
 }
@@ -209,5 +185,5 @@ func (s *streamer) finish() error {
 		}
 		return &engine.ProviderError{Kind: engine.ErrorOther, Message: fmt.Sprintf("Provider stop_reason: %s", r)}
 	}
-	return s.fn(engine.StreamEvent{Kind: engine.StreamDone, StopReason: reason, ResponseID: s.responseID})
+	return s.w.Done(reason, s.responseID)
 }

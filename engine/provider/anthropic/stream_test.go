@@ -501,3 +501,17 @@ func TestHeaderSecretScrubbed(t *testing.T) {
 		t.Errorf("the header secret appears in %q", err)
 	}
 }
+
+// TestRetryAfterDate: an HTTP-date retry-after is passed on as RetryAt, for
+// the engine to measure on its own clock.
+func TestRetryAfterDate(t *testing.T) {
+	t.Parallel()
+	date := time.Date(2026, 1, 1, 0, 1, 30, 0, time.UTC)
+	resp := at.ErrorResponse(429, "rate_limit_error", "slow down", map[string]string{"Retry-After": date.Format(http.TimeFormat)})
+	_, err, _ := collect(t, at.Script{Responses: []at.Response{resp}}, func(u string) *engine.Request { return userRequest(testModel(u), "hi") })
+	checkError(t, err, engine.ErrorRateLimit, 429, 0, "~slow down")
+	var pe *engine.ProviderError
+	if errors.As(err, &pe) && !pe.RetryAt.Equal(date) {
+		t.Errorf("RetryAt = %v, want %v", pe.RetryAt, date)
+	}
+}

@@ -44,12 +44,13 @@
 //
 // # Responses
 //
-// The api client calls back once per NDJSON line. message.thinking and
-// message.content become thinking and text blocks (one block per kind at a
-// time: a change of kind closes the open block first). Ollama sends each
-// tool call whole, so each becomes StreamToolCallStart, one
-// StreamToolCallDelta with the compact arguments JSON and
-// StreamToolCallEnd carrying the same object. A call without an id gets
+// The api client calls back once per NDJSON line; an engine.StreamWriter
+// emits the events and keeps the block contract. message.thinking and
+// message.content become thinking and text blocks (one block at a time: a
+// change of kind closes the open block first). Ollama sends each tool call
+// whole, so each becomes StreamToolCallStart, one StreamToolCallDelta with
+// the compact arguments JSON and StreamToolCallEnd carrying the same
+// object (StreamWriter.ToolCall). A call without an id gets
 // call_<n>, n counting from the number of tool calls already in the
 // request's history, so minted ids are deterministic and do not repeat
 // within a conversation. The done line gives the usage (input =

@@ -120,7 +120,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		return err
 	}
 
-	s := &streamer{fn: fn, nextID: countToolCalls(req.Messages)}
+	s := &streamer{w: engine.NewStreamWriter(fn), nextID: countToolCalls(req.Messages)}
 	client := api.NewClient(base, p.http)
 	err = client.Chat(ctx, chatReq, s.chunk)
 	switch {
@@ -128,8 +128,8 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		// StreamDone was delivered; whatever the connection did after the
 		// done line does not change the answer.
 		return nil
-	case s.cbErr != nil:
-		return s.cbErr
+	case s.err() != nil:
+		return s.err()
 	case ctx.Err() != nil:
 		// The client reports a cancelled read as a clean end of stream, or as
 		// a url.Error; either way the call was aborted.

@@ -13,46 +13,38 @@ import (
 // that follows can change the answer.
 var errStop = errors.New("ollama: done")
 
-// block is the kind of content block that is open.
-type block int
-
-const (
-	blockNone block = iota
-	blockText
-	blockThinking
-)
-
-// streamer turns the chunks of one /api/chat response into engine events.
-// It runs on the goroutine that called Stream (the api client calls back
+// streamer turns the chunks of one /api/chat response into engine events
+// through an engine.StreamWriter, which keeps the block contract. It runs
+// on the goroutine that called Stream (the api client calls back
 // synchronously), so it needs no lock.
 type streamer struct {
-	fn     func(engine.StreamEvent) error
-	open   block
+	w      *engine.StreamWriter
 	nextID int   // the n of the next minted call_<n>
 	calls  int   // tool calls emitted in this response
 	done   bool  // StreamDone was delivered
-	cbErr  error // fn's error, or one made here, returned by Stream as is
+	ownErr error // an error made here (not the callback's)
 }
 
-// emit calls fn and remembers its error, so Stream can return it unchanged
-// rather than mistake it for a failure of the client.
-func (s *streamer) emit(ev engine.StreamEvent) error {
-	if err := s.fn(ev); err != nil {
-		s.cbErr = err
+// err is what Stream returns as is, rather than mistake it for a failure
+// of the client: the callback's error, or one made here.
+func (s *streamer) err() error {
+	if err := s.w.Err(); err != nil {
 		return err
 	}
-	return nil
+	return s.ownErr
 }
 
-// chunk handles one line of the stream.
+// chunk handles one line of the stream. Ollama may switch from thinking to
+// text (and, with some templates, back) mid-stream: the writer closes the
+// block of the other kind first.
 func (s *streamer) chunk(r api.ChatResponse) error {
 	if t := r.Message.Thinking; t != "" {
-		if err := s.delta(blockThinking, t); err != nil {
+		if err := s.w.Thinking(t); err != nil {
 			return err
 		}
 	}
 	if t := r.Message.Content; t != "" {
-		if err := s.delta(blockText, t); err != nil {
+		if err := s.w.Text(t); err != nil {
 			return err
 		}
 	}
@@ -64,14 +56,14 @@ func (s *streamer) chunk(r api.ChatResponse) error {
 	if !r.Done {
 		return nil
 	}
-	if err := s.close(); err != nil {
+	if err := s.w.EndBlock(); err != nil {
 		return err
 	}
 	in, out := int64(r.PromptEvalCount), int64(r.EvalCount)
-	if err := s.emit(engine.StreamEvent{Kind: engine.StreamUsage, Usage: engine.Usage{Input: in, Output: out, TotalTokens: in + out}}); err != nil {
+	if err := s.w.Usage(engine.Usage{Input: in, Output: out, TotalTokens: in + out}); err != nil {
 		return err
 	}
-	if err := s.emit(engine.StreamEvent{Kind: engine.StreamDone, StopReason: s.stopReason(r.DoneReason)}); err != nil {
+	if err := s.w.Done(s.stopReason(r.DoneReason), ""); err != nil {
 		return err
 	}
 	s.done = true
@@ -88,55 +80,15 @@ func (s *streamer) stopReason(doneReason string) engine.StopReason {
 	return engine.StopStop
 }
 
-// delta appends text to a block of kind k, closing a block of the other
-// kind first: the engine keeps one open block per kind, and Ollama may
-// switch from thinking to text (and, with some templates, back) mid-stream.
-func (s *streamer) delta(k block, text string) error {
-	if s.open != k {
-		if err := s.close(); err != nil {
-			return err
-		}
-		start := engine.StreamTextStart
-		if k == blockThinking {
-			start = engine.StreamThinkingStart
-		}
-		if err := s.emit(engine.StreamEvent{Kind: start}); err != nil {
-			return err
-		}
-		s.open = k
-	}
-	kind := engine.StreamTextDelta
-	if k == blockThinking {
-		kind = engine.StreamThinkingDelta
-	}
-	return s.emit(engine.StreamEvent{Kind: kind, Delta: text})
-}
-
-// close ends the open text or thinking block, if any.
-func (s *streamer) close() error {
-	k := s.open
-	s.open = blockNone
-	switch k {
-	case blockText:
-		return s.emit(engine.StreamEvent{Kind: engine.StreamTextEnd})
-	case blockThinking:
-		return s.emit(engine.StreamEvent{Kind: engine.StreamThinkingEnd})
-	}
-	return nil
-}
-
 // toolCall emits one whole tool call: Ollama parses calls out of the
 // model's output and sends each complete, never as argument deltas.
 func (s *streamer) toolCall(tc api.ToolCall) error {
-	if err := s.close(); err != nil {
-		return err
-	}
 	args, err := compactArgs(tc.Function.Arguments)
 	if err != nil {
 		// Arguments came from JSON, so they encode again; this is a bug
 		// guard, reported as a failed call rather than a panic.
-		s.cbErr = &engine.ProviderError{Kind: engine.ErrorOther, Message: "ollama: tool call arguments: " + err.Error(), Err: err}
-		return s.cbErr
+		s.ownErr = &engine.ProviderError{Kind: engine.ErrorOther, Message: "ollama: tool call arguments: " + err.Error(), Err: err}
+		return s.ownErr
 	}
 	id := tc.ID
 	if id == "" {
@@ -144,11 +96,5 @@ func (s *streamer) toolCall(tc api.ToolCall) error {
 	}
 	s.nextID++
 	s.calls++
-	if err := s.emit(engine.StreamEvent{Kind: engine.StreamToolCallStart, ToolCallID: id, ToolName: tc.Function.Name}); err != nil {
-		return err
-	}
-	if err := s.emit(engine.StreamEvent{Kind: engine.StreamToolCallDelta, ToolCallID: id, Delta: string(args)}); err != nil {
-		return err
-	}
-	return s.emit(engine.StreamEvent{Kind: engine.StreamToolCallEnd, ToolCallID: id, ToolName: tc.Function.Name, Arguments: args})
+	return s.w.ToolCall(id, tc.Function.Name, args)
 }

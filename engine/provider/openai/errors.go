@@ -57,12 +57,12 @@ func statusError(err error, apiErr *sdk.Error, res *http.Response, body string, 
 		msg = "status code (no body)"
 	}
 	pe := &engine.ProviderError{
-		Kind:       kindOf(status, code, msg),
-		Status:     status,
-		Message:    red.clean(strconv.Itoa(status) + " " + msg),
-		RetryAfter: retryAfter(res.Header, time.Now(), status == http.StatusTooManyRequests),
-		Err:        err,
+		Kind:    kindOf(status, code, msg),
+		Status:  status,
+		Message: red.clean(strconv.Itoa(status) + " " + msg),
+		Err:     err,
 	}
+	pe.RetryAfter, pe.RetryAt = retryAfter(res.Header, status == http.StatusTooManyRequests)
 	pe.Message = matchRetryable(pe.Kind, pe.Message)
 	return pe
 }
@@ -154,30 +154,15 @@ func matchRetryable(kind engine.ErrorKind, msg string) string {
 	return msg + " (network error)"
 }
 
-// retryAfter reads the delay a server asks for: retry-after-ms (OpenAI's
-// precise one), else retry-after in seconds or as an HTTP date, else, for a
-// rate limit, the later of OpenAI's x-ratelimit-reset-requests and
-// -tokens (Go-style durations such as "6m0s"): which limit was hit is not
-// said, and waiting too little only earns another 429.
-func retryAfter(h http.Header, now time.Time, rateLimited bool) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	if v := h.Get("Retry-After"); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil {
-			if s > 0 {
-				return time.Duration(s * float64(time.Second))
-			}
-		} else if t, err := http.ParseTime(v); err == nil {
-			if d := t.Sub(now); d > 0 {
-				return d
-			}
-		}
-	}
-	if !rateLimited {
-		return 0
+// retryAfter reads the wait a server asks for: engine.ParseRetryAfter's
+// (retry-after-ms, OpenAI's precise one, else retry-after in seconds or as
+// an HTTP date), else, for a rate limit, the later of OpenAI's
+// x-ratelimit-reset-requests and -tokens (Go-style durations such as
+// "6m0s"): which limit was hit is not said, and waiting too little only
+// earns another 429.
+func retryAfter(h http.Header, rateLimited bool) (time.Duration, time.Time) {
+	if d, at := engine.ParseRetryAfter(h); d > 0 || !at.IsZero() || !rateLimited {
+		return d, at
 	}
 	var d time.Duration
 	for _, k := range [...]string{"X-Ratelimit-Reset-Requests", "X-Ratelimit-Reset-Tokens"} {
@@ -185,7 +170,7 @@ func retryAfter(h http.Header, now time.Time, rateLimited bool) time.Duration {
 			d = r
 		}
 	}
-	return d
+	return d, time.Time{}
 }
 
 func finishError(reason string) *engine.ProviderError {

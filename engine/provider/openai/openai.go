@@ -5,9 +5,10 @@
 // It keeps the adapter contract of docs/providers.md: no retries of its own
 // (the SDK's are off; the engine retries), failures as *engine.ProviderError
 // with a kind read from the status and the provider's error, and blocks that
-// never interleave: chat completions streams tool-call arguments by index,
-// possibly interleaved, so every call but the first one streamed is
-// buffered and emitted whole, in index order, once the choice finishes.
+// never interleave (an engine.StreamWriter emits the events): chat
+// completions streams tool-call arguments by index, possibly interleaved,
+// so every call but the first one streamed is buffered and emitted whole,
+// in index order, once the choice finishes.
 //
 // The SDK builds and sends the request, reports HTTP errors as *openai.Error
 // and frames the SSE stream; the chunks decode into this package's small
@@ -124,7 +125,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	dec := ssestream.NewDecoder(body)
 	defer dec.Close()
 
-	s := streamState{fn: fn, c: &c, active: -1}
+	s := streamState{w: engine.NewStreamWriter(fn), c: &c, active: -1}
 	var ch wireChunk // one value for all events: it escapes to the heap
 	for dec.Next() {
 		ev := dec.Event()

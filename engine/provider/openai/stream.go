@@ -6,15 +6,6 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 )
 
-// block is the kind of the open text-like block.
-type block int8
-
-const (
-	blockNone block = iota
-	blockText
-	blockThinking
-)
-
 // defaultReasoningFields are the delta fields of wireDelta that carry
 // reasoning text, tried in order.
 var defaultReasoningFields = [...]string{"reasoning_content", "reasoning", "reasoning_text"}
@@ -26,19 +17,20 @@ type toolCall struct {
 	name    string
 	args    []byte // buffered argument fragments, until the call is emitted
 	started bool   // StreamToolCallStart sent
+	ended   bool   // StreamToolCallEnd sent
 }
 
-// streamState turns chunks into engine events. It lives for one Stream
-// call, on its goroutine.
+// streamState turns chunks into engine events through an
+// engine.StreamWriter, which keeps the block contract (one open block,
+// start/delta/end). It lives for one Stream call, on its goroutine.
 //
-// Invariant: at most one text or thinking block is open (open), and at most
-// one tool call streams live (active, an index into calls); every other call
-// only buffers until finish, so no two blocks of a kind interleave.
+// Invariant: at most one tool call streams live (active, an index into
+// calls); every other call only buffers until finish, when the calls are
+// emitted whole in index order, so chat completions' interleaved argument
+// deltas never interleave blocks.
 type streamState struct {
-	fn      func(engine.StreamEvent) error
+	w       *engine.StreamWriter
 	c       *compat
-	open    block
-	field   string // the reasoning field of the open thinking block
 	calls   []toolCall
 	active  int  // index into calls of the live call; -1 before the first
 	flushed bool // tool calls ended at finish_reason; later tool deltas are dropped
@@ -46,8 +38,6 @@ type streamState struct {
 	id     string // response id
 	finish string
 }
-
-func (s *streamState) emit(ev engine.StreamEvent) error { return s.fn(ev) }
 
 // chunk folds one decoded chunk into events. Only choice 0 is read: the
 // request never asks for n > 1.
@@ -84,7 +74,7 @@ func (s *streamState) chunk(ch *wireChunk, raw []byte) error {
 		}
 	}
 	if ch.Usage != nil {
-		return s.emit(engine.StreamEvent{Kind: engine.StreamUsage, Usage: usage(ch.Usage)})
+		return s.w.Usage(usage(ch.Usage))
 	}
 	return nil
 }
@@ -114,46 +104,44 @@ func (s *streamState) reasoning(raw []byte, d *wireDelta) (string, string) {
 }
 
 func (s *streamState) textDelta(t string) error {
-	if s.open != blockText {
-		if err := s.closeOpen(); err != nil {
-			return err
-		}
-		s.open = blockText
-		if err := s.emit(engine.StreamEvent{Kind: engine.StreamTextStart}); err != nil {
+	if s.active >= 0 { // checked here: endLive is too big to inline
+		if err := s.endLive(); err != nil {
 			return err
 		}
 	}
-	return s.emit(engine.StreamEvent{Kind: engine.StreamTextDelta, Delta: t})
+	return s.w.Text(t)
 }
 
+// thinkingDelta adds reasoning text. A thinking block's signature is the
+// field its first text came in, so that the next request can send it back
+// in the same field (see assistantMessage).
 func (s *streamState) thinkingDelta(t, field string) error {
-	if s.open != blockThinking {
-		if err := s.closeOpen(); err != nil {
-			return err
-		}
-		s.open, s.field = blockThinking, field
-		if err := s.emit(engine.StreamEvent{Kind: engine.StreamThinkingStart}); err != nil {
+	if s.active >= 0 {
+		if err := s.endLive(); err != nil {
 			return err
 		}
 	}
-	return s.emit(engine.StreamEvent{Kind: engine.StreamThinkingDelta, Delta: t})
+	opening := s.w.Open() != engine.BlockThinking
+	if err := s.w.Thinking(t); err != nil {
+		return err
+	}
+	if opening {
+		s.w.ThinkingSignature(field)
+	}
+	return nil
 }
 
-// closeOpen ends the open text or thinking block. A thinking block's
-// signature is the field its text came in, so that the next request can
-// send it back in the same field (see assistantMessage).
-func (s *streamState) closeOpen() error {
-	var ev engine.StreamEvent
-	switch s.open {
-	case blockNone:
+// endLive ends the live tool call before a text or thinking block opens:
+// blocks never interleave. Fragments of that call that come later have
+// nowhere to go and are dropped (no server is known to send content
+// between a call's fragments; some send it between calls).
+func (s *streamState) endLive() error {
+	c := &s.calls[s.active]
+	if !c.started || c.ended {
 		return nil
-	case blockText:
-		ev.Kind = engine.StreamTextEnd
-	case blockThinking:
-		ev.Kind, ev.Signature = engine.StreamThinkingEnd, s.field
 	}
-	s.open = blockNone
-	return s.emit(ev)
+	c.ended = true
+	return s.w.ToolCallEnd(nil)
 }
 
 // toolDelta streams the first call live and buffers the others.
@@ -163,8 +151,12 @@ func (s *streamState) toolDelta(d *wireToolCall) error {
 		// end was already sent.
 		return nil
 	}
-	if err := s.closeOpen(); err != nil {
-		return err
+	if s.w.Open() != engine.BlockToolCall {
+		// The open text or thinking block ends at the first sign of a
+		// call; an open tool call is the live one and stays open.
+		if err := s.w.EndBlock(); err != nil {
+			return err
+		}
 	}
 	i := slices.IndexFunc(s.calls, func(c toolCall) bool { return c.index == d.Index })
 	if i < 0 {
@@ -182,7 +174,10 @@ func (s *streamState) toolDelta(d *wireToolCall) error {
 		c.name = d.Function.Name
 	}
 	args := d.Function.Arguments
-	if i != s.active {
+	switch {
+	case c.ended:
+		return nil
+	case i != s.active:
 		c.args = append(c.args, args...)
 		return nil
 	}
@@ -194,28 +189,27 @@ func (s *streamState) toolDelta(d *wireToolCall) error {
 			return nil
 		}
 		c.started = true
-		if err := s.emit(engine.StreamEvent{Kind: engine.StreamToolCallStart, ToolCallID: c.id, ToolName: c.name}); err != nil {
+		if err := s.w.ToolCallStart(c.id, c.name); err != nil {
 			return err
 		}
 		if len(c.args) > 0 {
 			buf := string(c.args)
 			c.args = nil
-			if err := s.emit(engine.StreamEvent{Kind: engine.StreamToolCallDelta, ToolCallID: c.id, ToolName: c.name, Delta: buf}); err != nil {
+			if err := s.w.ToolCallDelta(buf); err != nil {
 				return err
 			}
 		}
 	}
-	if args == "" {
-		return nil
-	}
-	return s.emit(engine.StreamEvent{Kind: engine.StreamToolCallDelta, ToolCallID: c.id, ToolName: c.name, Delta: args})
+	return s.w.ToolCallDelta(args)
 }
 
 // closeAll ends the open block and every tool call: the live one first,
 // then the buffered ones in index order, each whole.
 func (s *streamState) closeAll() error {
-	if err := s.closeOpen(); err != nil {
-		return err
+	if s.w.Open() != engine.BlockToolCall {
+		if err := s.w.EndBlock(); err != nil {
+			return err
+		}
 	}
 	if s.flushed || len(s.calls) == 0 {
 		s.flushed = true
@@ -239,18 +233,20 @@ func (s *streamState) closeAll() error {
 // emitCall sends what is left of a call: its start if not sent, its
 // buffered arguments, its end.
 func (s *streamState) emitCall(c *toolCall) error {
+	if c.ended {
+		return nil
+	}
 	if !c.started {
 		c.started = true
-		if err := s.emit(engine.StreamEvent{Kind: engine.StreamToolCallStart, ToolCallID: c.id, ToolName: c.name}); err != nil {
+		if err := s.w.ToolCallStart(c.id, c.name); err != nil {
 			return err
 		}
 	}
-	if len(c.args) > 0 {
-		if err := s.emit(engine.StreamEvent{Kind: engine.StreamToolCallDelta, ToolCallID: c.id, ToolName: c.name, Delta: string(c.args)}); err != nil {
-			return err
-		}
+	if err := s.w.ToolCallDelta(string(c.args)); err != nil {
+		return err
 	}
-	return s.emit(engine.StreamEvent{Kind: engine.StreamToolCallEnd, ToolCallID: c.id, ToolName: c.name})
+	c.ended = true
+	return s.w.ToolCallEnd(nil)
 }
 
 // end finishes a stream that the server closed normally.
@@ -269,7 +265,7 @@ func (s *streamState) end(red redactor) error {
 }
 
 func (s *streamState) done(r engine.StopReason) error {
-	return s.emit(engine.StreamEvent{Kind: engine.StreamDone, StopReason: r, ResponseID: s.id})
+	return s.w.Done(r, s.id)
 }
 
 // usage maps OpenAI's counts (agent-core.md §1.2): cached prompt tokens are
