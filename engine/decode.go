@@ -87,6 +87,23 @@ func checkRole(got string, want ...string) error {
 	return fmt.Errorf("%w: %q, want %q", ErrMessageRole, got, want[0])
 }
 
+// auxRole is embedded first in each role's aux struct, so every decoder
+// reads "role" the same way and unmarshalAux can check it.
+type auxRole struct {
+	Role string `json:"role"`
+}
+
+func (a *auxRole) role() string { return a.Role }
+
+// unmarshalAux decodes data into aux, a pointer to an aux struct that
+// embeds auxRole, and checks the role against want (see checkRole).
+func unmarshalAux(data []byte, aux interface{ role() string }, want ...string) error {
+	if err := json.Unmarshal(data, aux); err != nil {
+		return err
+	}
+	return checkRole(aux.role(), want...)
+}
+
 // rawValue returns a present raw JSON value in compact form, nil when the
 // key was absent. A JSON null stays "null": it was written, so it is
 // written again.
@@ -193,17 +210,14 @@ func (u *Usage) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *UserMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role            string          `json:"role"`
+		auxRole
 		Content         json.RawMessage `json:"content"`
 		Synthetic       bool            `json:"synthetic"`
 		Attribution     *string         `json:"attribution"`
 		ProviderPayload json.RawMessage `json:"providerPayload"`
 		Timestamp       int64           `json:"timestamp"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "user"); err != nil {
+	if err := unmarshalAux(data, &aux, "user"); err != nil {
 		return err
 	}
 	content, asString, err := decodeContent(aux.Content)
@@ -227,16 +241,13 @@ func (m *UserMessage) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *DeveloperMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role            string          `json:"role"`
+		auxRole
 		Content         json.RawMessage `json:"content"`
 		Attribution     string          `json:"attribution"`
 		ProviderPayload json.RawMessage `json:"providerPayload"`
 		Timestamp       int64           `json:"timestamp"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "developer"); err != nil {
+	if err := unmarshalAux(data, &aux, "developer"); err != nil {
 		return err
 	}
 	content, asString, err := decodeContent(aux.Content)
@@ -256,7 +267,7 @@ func (m *DeveloperMessage) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *AssistantMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role            string          `json:"role"`
+		auxRole
 		Content         []ContentBlock  `json:"content"`
 		API             string          `json:"api"`
 		Provider        string          `json:"provider"`
@@ -270,10 +281,7 @@ func (m *AssistantMessage) UnmarshalJSON(data []byte) error {
 		Duration        *float64        `json:"duration"`
 		TTFT            *float64        `json:"ttft"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "assistant"); err != nil {
+	if err := unmarshalAux(data, &aux, "assistant"); err != nil {
 		return err
 	}
 	*m = AssistantMessage{
@@ -296,7 +304,7 @@ func (m *AssistantMessage) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *ToolResultMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role        string          `json:"role"`
+		auxRole
 		ToolCallID  string          `json:"toolCallId"`
 		ToolName    string          `json:"toolName"`
 		Content     []ContentBlock  `json:"content"`
@@ -307,10 +315,7 @@ func (m *ToolResultMessage) UnmarshalJSON(data []byte) error {
 		PrunedAt    int64           `json:"prunedAt"`
 		Timestamp   int64           `json:"timestamp"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "toolResult"); err != nil {
+	if err := unmarshalAux(data, &aux, "toolResult"); err != nil {
 		return err
 	}
 	*m = ToolResultMessage{
@@ -327,23 +332,26 @@ func (m *ToolResultMessage) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// execAux holds the keys the two execution roles share; bash keeps
+// excludeFromContext as a bool, python as a pointer (see their types).
+type execAux struct {
+	auxRole
+	Output             string          `json:"output"`
+	ExitCode           *int            `json:"exitCode"`
+	Cancelled          bool            `json:"cancelled"`
+	Truncated          bool            `json:"truncated"`
+	Meta               json.RawMessage `json:"meta"`
+	Timestamp          int64           `json:"timestamp"`
+	ExcludeFromContext *bool           `json:"excludeFromContext"`
+}
+
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *BashExecutionMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role               string          `json:"role"`
-		Command            string          `json:"command"`
-		Output             string          `json:"output"`
-		ExitCode           *int            `json:"exitCode"`
-		Cancelled          bool            `json:"cancelled"`
-		Truncated          bool            `json:"truncated"`
-		Meta               json.RawMessage `json:"meta"`
-		Timestamp          int64           `json:"timestamp"`
-		ExcludeFromContext bool            `json:"excludeFromContext"`
+		execAux
+		Command string `json:"command"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "bashExecution"); err != nil {
+	if err := unmarshalAux(data, &aux, "bashExecution"); err != nil {
 		return err
 	}
 	*m = BashExecutionMessage{
@@ -354,7 +362,7 @@ func (m *BashExecutionMessage) UnmarshalJSON(data []byte) error {
 		Truncated:          aux.Truncated,
 		Meta:               rawValue(aux.Meta),
 		Timestamp:          aux.Timestamp,
-		ExcludeFromContext: aux.ExcludeFromContext,
+		ExcludeFromContext: aux.ExcludeFromContext != nil && *aux.ExcludeFromContext,
 	}
 	return nil
 }
@@ -362,20 +370,10 @@ func (m *BashExecutionMessage) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *PythonExecutionMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role               string          `json:"role"`
-		Code               string          `json:"code"`
-		Output             string          `json:"output"`
-		ExitCode           *int            `json:"exitCode"`
-		Cancelled          bool            `json:"cancelled"`
-		Truncated          bool            `json:"truncated"`
-		Meta               json.RawMessage `json:"meta"`
-		Timestamp          int64           `json:"timestamp"`
-		ExcludeFromContext *bool           `json:"excludeFromContext"`
+		execAux
+		Code string `json:"code"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "pythonExecution"); err != nil {
+	if err := unmarshalAux(data, &aux, "pythonExecution"); err != nil {
 		return err
 	}
 	*m = PythonExecutionMessage{
@@ -395,7 +393,7 @@ func (m *PythonExecutionMessage) UnmarshalJSON(data []byte) error {
 // "hookMessage" and remembers it in Legacy.
 func (m *CustomMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role        string          `json:"role"`
+		auxRole
 		CustomType  string          `json:"customType"`
 		Content     json.RawMessage `json:"content"`
 		Display     bool            `json:"display"`
@@ -403,10 +401,7 @@ func (m *CustomMessage) UnmarshalJSON(data []byte) error {
 		Attribution string          `json:"attribution"`
 		Timestamp   int64           `json:"timestamp"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "custom", "hookMessage"); err != nil {
+	if err := unmarshalAux(data, &aux, "custom", "hookMessage"); err != nil {
 		return err
 	}
 	content, asString, err := decodeContent(aux.Content)
@@ -429,15 +424,12 @@ func (m *CustomMessage) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *BranchSummaryMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role      string `json:"role"`
+		auxRole
 		Summary   string `json:"summary"`
 		FromID    string `json:"fromId"`
 		Timestamp int64  `json:"timestamp"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "branchSummary"); err != nil {
+	if err := unmarshalAux(data, &aux, "branchSummary"); err != nil {
 		return err
 	}
 	*m = BranchSummaryMessage{Summary: aux.Summary, FromID: aux.FromID, Timestamp: aux.Timestamp}
@@ -447,17 +439,14 @@ func (m *BranchSummaryMessage) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *CompactionSummaryMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role            string          `json:"role"`
+		auxRole
 		Summary         string          `json:"summary"`
 		ShortSummary    string          `json:"shortSummary"`
 		TokensBefore    int64           `json:"tokensBefore"`
 		ProviderPayload json.RawMessage `json:"providerPayload"`
 		Timestamp       int64           `json:"timestamp"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "compactionSummary"); err != nil {
+	if err := unmarshalAux(data, &aux, "compactionSummary"); err != nil {
 		return err
 	}
 	*m = CompactionSummaryMessage{
@@ -473,7 +462,7 @@ func (m *CompactionSummaryMessage) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON implements json.Unmarshaler.
 func (m *FileMentionMessage) UnmarshalJSON(data []byte) error {
 	var aux struct {
-		Role  string `json:"role"`
+		auxRole
 		Files []struct {
 			Path          string        `json:"path"`
 			Content       string        `json:"content"`
@@ -484,10 +473,7 @@ func (m *FileMentionMessage) UnmarshalJSON(data []byte) error {
 		} `json:"files"`
 		Timestamp int64 `json:"timestamp"`
 	}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if err := checkRole(aux.Role, "fileMention"); err != nil {
+	if err := unmarshalAux(data, &aux, "fileMention"); err != nil {
 		return err
 	}
 	*m = FileMentionMessage{Timestamp: aux.Timestamp}
