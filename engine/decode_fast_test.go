@@ -1,21 +1,19 @@
 package engine
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// fastCorpus is every message of the goldens and of the entry samples,
-// plus variants that the fast decoder must either decode as the general
-// one does or leave to it.
+// fastCorpus is every distinct message of the goldens (with -short, the
+// sample shortSample keeps) and of the entry samples, plus variants that
+// the fast decoder must either decode as the general one does or leave to
+// it.
 func fastCorpus(t testing.TB) (msgs, lines []string) {
-	msgs = goldenMessages(t)
+	for _, g := range shortSample(goldenSet(t)) {
+		msgs = append(msgs, g.raw)
+	}
 	msgs = append(msgs,
 		`{"role":"user","content":"a\u00e9\ud83d\ude00\ud800x\u0000\n\"\\\/\b\f\r\t","timestamp":1}`,
 		"{\"role\":\"user\",\"content\":\"bad \xff utf8 \xe2\x82\",\"timestamp\":1}",
@@ -81,29 +79,10 @@ func fastCorpus(t testing.TB) (msgs, lines []string) {
 	return msgs, lines
 }
 
-// goldenMessages is every message of the golden transcripts.
+// goldenMessages is every distinct message of the golden transcripts.
 func goldenMessages(t testing.TB) (msgs []string) {
-	files, _ := filepath.Glob("../golden/*.jsonl")
-	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := bufio.NewReader(f)
-		for {
-			line, err := r.ReadBytes('\n')
-			if line = bytes.TrimSpace(line); len(line) > 0 {
-				var raws []json.RawMessage
-				collectMessages(t, line, &raws)
-				for _, raw := range raws {
-					msgs = append(msgs, string(raw))
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		f.Close()
+	for _, g := range goldenSet(t) {
+		msgs = append(msgs, g.raw)
 	}
 	return msgs
 }
