@@ -362,8 +362,8 @@ func (s *jscan) toolResult() *ToolResultMessage {
 // most of: a message entry in the original's layout,
 // {"type":"message","id":"…","parentId":…,"timestamp":"…","message":{…}}
 // (other key orders are read too, but "type" must come first). It reads
-// the line once with jscan. Anything else gives nil and
-// takes the general path.
+// the line once with jscan. Anything else gives nil and takes the general
+// path.
 func (d *EntryDecoder) decodeMessageEntry(line []byte) *Entry {
 	s := jscan{b: line, strs: d.strs}
 	s.ws()
