@@ -52,6 +52,9 @@ type Options struct {
 	// while output arrives, never after Run returns.
 	OnOutput func(tail string)
 	Interval time.Duration
+	// grace replaces Grace when set: a test makes it long so that the
+	// group is certainly alive when a cancelled Run returns.
+	grace time.Duration
 }
 
 // Result is the outcome of Run.
@@ -184,6 +187,9 @@ func Run(ctx context.Context, command string, o Options) (Result, error) {
 		return nil
 	}
 	cmd.WaitDelay = Grace
+	if o.grace > 0 {
+		cmd.WaitDelay = o.grace
+	}
 	pgid, done, err := groups.start(cmd)
 	if err != nil {
 		if ctx.Err() != nil {

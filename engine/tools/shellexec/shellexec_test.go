@@ -31,18 +31,16 @@ func TestRunExitCodeAndCombinedOutput(t *testing.T) {
 
 func TestRunTimeout(t *testing.T) {
 	t.Parallel()
-	start := time.Now()
 	// The timeout is long enough that bash has printed "started" before it
 	// fires, even on a loaded machine (200 ms once raced bash's start-up).
 	r, err := Run(context.Background(), "echo started; sleep 30", Options{Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A timeout not enforced would let the sleep finish: Exited, not
+	// TimedOut. No bound on the elapsed time is needed to see it.
 	if !r.TimedOut || r.Exited || r.Output != "started\n" {
 		t.Fatalf("got %+v", r)
-	}
-	if time.Since(start) > 10*time.Second {
-		t.Fatal("timeout not enforced")
 	}
 }
 
@@ -196,29 +194,33 @@ const termIgnoring = `trap "" TERM; echo $$ > pid; sleep 60`
 
 // Abort returns at once even when the child ignores SIGTERM: the SIGKILL
 // that follows Grace later does not hold the caller, and the group is
-// still killed and reaped in the background.
+// still killed and reaped in the background. The test makes the grace an
+// hour, so the group is certainly alive when Run returns: Run returning
+// at all shows it did not wait for the kill, with no bound on the time
+// (before the fix it waited Grace every time). The test kills the group
+// itself.
 func TestCancelReturnsAtOnceWhenChildIgnoresTerm(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Result)
 	go func() {
-		r, _ := Run(ctx, termIgnoring, Options{Cwd: dir})
+		r, _ := Run(ctx, termIgnoring, Options{Cwd: dir, grace: time.Hour})
 		done <- r
 	}()
 	pgid := readPid(t, filepath.Join(dir, "pid"))
 	start := time.Now()
 	cancel()
 	r := <-done
-	took := time.Since(start)
-	t.Logf("abort returned after %v", took)
-	// A failure guard, not a measure: the typical is AbortWait plus a few
-	// milliseconds; before the fix it was Grace (2 s) every time.
-	if took > time.Second {
-		t.Fatalf("abort took %v", took)
-	}
+	t.Logf("abort returned after %v", time.Since(start))
 	if !r.Cancelled || r.Exited {
 		t.Fatalf("got %+v", r)
+	}
+	if err := syscall.Kill(-pgid, 0); err != nil {
+		t.Fatalf("the group was gone when Run returned (%v): Run waited for the kill", err)
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
 	pgGone(t, pgid)
 	waitCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
