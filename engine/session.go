@@ -276,7 +276,11 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 		return ErrNoModel
 	}
 	if s.cfg.Models != nil && !s.cfg.Models.HasKey(*s.set.model) {
-		return &NoAPIKeyError{Provider: s.set.model.Provider}
+		e := &NoAPIKeyError{Provider: s.set.model.Provider}
+		if h, ok := s.cfg.Models.(KeyHinter); ok {
+			e.Hint = h.KeyHint(e.Provider)
+		}
+		return e
 	}
 	s.startRun([]Message{msg})
 	return nil

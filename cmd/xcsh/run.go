@@ -80,6 +80,7 @@ type options struct {
 	confirmBash                                     string
 	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
+	print, listModels                               bool
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
 	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
 	providerSessionID                                                        string
@@ -88,8 +89,42 @@ type options struct {
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
-		Use:           "xcsh --mode rpc [flags]",
-		Short:         "xcsh is a headless coding agent driven over a JSONL RPC protocol",
+		Use:   "xcsh [flags] [prompt...]",
+		Short: "xcsh is a headless coding agent",
+		Long: `xcsh is a headless coding agent. A host program (an IDE, a CI bot, an orchestrator)
+drives it over newline-delimited JSON on stdin and stdout (--mode rpc); a script runs
+one prompt with -p and reads the answer, or every event as JSON lines (--mode json).
+
+Models come from a local Ollama, any OpenAI-compatible server, Anthropic, or the
+built-in fake provider (a deterministic demo, no network). The thinking level starts
+at xhigh, clamped to what the model supports (--list-models shows the level in force);
+--thinking or a ":level" suffix on --model changes it.
+
+Documentation: docs/ in the source tree (rpc.md: the protocol; providers.md: models
+and keys; architecture.md: how it is built).`,
+		Example: `  # The demo model, no network: one prompt, the answer on stdout
+  xcsh --provider fake -p "Hello"
+
+  # Drive the agent from a host over JSON lines
+  xcsh --mode rpc --provider fake
+
+  # Every event of one prompt as JSON lines
+  xcsh --mode json --provider fake "Hello"
+
+  # A local Ollama model, with a lower thinking level
+  xcsh --model ollama/qwen3:8b:low -p "Summarise README.md"
+
+  # Anthropic (ANTHROPIC_API_KEY in the environment)
+  xcsh --model anthropic/claude-sonnet-4-5 --mode rpc
+
+  # An OpenAI-compatible server configured in ~/.xcsh/agent/models.json
+  xcsh --model myserver/my-model -p "Hi"
+
+  # Pipe text in: stdin comes before the prompt
+  git diff | xcsh --provider fake -p "Review this change"
+
+  # The models you can use, with their context, output and thinking level
+  xcsh --list-models qwen`,
 		Version:       version,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
@@ -98,15 +133,21 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 			return runRoot(cmd.Context(), o, args, stdin, stdout, stderr)
 		},
 	}
+	// A bad flag says what was wrong and where the usage is, in one exit.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{2, fmt.Sprintf("Error: %v\nRun 'xcsh --help' for usage.", err)}
+	})
 	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	f := cmd.Flags()
-	f.StringVar(&o.mode, "mode", "", "output mode: rpc")
-	f.StringVar(&o.provider, "provider", "", "model provider (fake)")
-	f.StringVar(&o.model, "model", "", "model id, provider/id, or for the fake provider a script path")
+	f.StringVar(&o.mode, "mode", "", "rpc (a host drives the agent over JSON lines), json (one prompt, every event as JSON lines) or print (like -p)")
+	f.BoolVarP(&o.print, "print", "p", false, "run the prompt given as arguments (and piped stdin), print the answer and exit")
+	f.BoolVar(&o.listModels, "list-models", false, "list the models you can use (an argument filters them) and exit")
+	f.StringVar(&o.provider, "provider", "", "model provider: fake (built-in demo), ollama, anthropic, openai, or one from models.json")
+	f.StringVar(&o.model, "model", "", "model: id, provider/id, either with an optional :level (provider/id:high); for the fake provider a script path")
 	f.StringVar(&o.models, "models", "", "comma-separated models for cycle_model")
-	f.StringVar(&o.thinking, "thinking", "", "thinking level: minimal, low, medium, high, xhigh")
+	f.StringVar(&o.thinking, "thinking", "", "thinking level: off, minimal, low, medium, high, xhigh (default xhigh, clamped to the model)")
 	f.StringVar(&o.apiKey, "api-key", "", "API key for the selected model's provider (not persisted)")
 	f.BoolVar(&o.noSession, "no-session", false, "keep the session in memory only")
 	f.StringVar(&o.sessionDir, "session-dir", "", "directory for session files")
@@ -147,25 +188,62 @@ func truthy(v string) bool {
 }
 
 func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	switch o.mode {
-	case "rpc":
-	case "":
-		return &exitError{2, "Error: interactive mode is not available in this build; use --mode rpc"}
-	default:
-		return &exitError{2, fmt.Sprintf("Error: unknown mode %q (supported: rpc)", o.mode)}
-	}
-	for _, a := range args {
-		if strings.HasPrefix(a, "@") {
-			return &exitError{1, "Error: @file arguments are not supported in RPC mode"}
+	mode := o.mode
+	if o.print {
+		if mode != "" && mode != "print" {
+			return &exitError{2, fmt.Sprintf("Error: --print runs in print mode, not --mode %s", mode)}
 		}
+		mode = "print"
 	}
-	if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
-		return &exitError{2, fmt.Sprintf("Error: invalid --rpc-updates %q (expected full or delta)", o.rpcUpdates)}
+	if o.listModels {
+		return listModels(o, args, stdout, stderr)
 	}
-	if o.maxLineBytes <= 0 {
-		return &exitError{2, "Error: --rpc-max-line-bytes must be positive"}
+	switch mode {
+	case "rpc":
+		for _, a := range args {
+			if strings.HasPrefix(a, "@") {
+				return &exitError{2, "Error: @file arguments are not supported in RPC mode"}
+			}
+		}
+		if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
+			return &exitError{2, fmt.Sprintf("Error: invalid --rpc-updates %q (expected full or delta)", o.rpcUpdates)}
+		}
+		if o.maxLineBytes <= 0 {
+			return &exitError{2, "Error: --rpc-max-line-bytes must be positive"}
+		}
+	case "print", "json":
+	case "":
+		return &exitError{2, `Error: interactive mode is not available in this build: run one prompt with xcsh -p "prompt", or drive the agent with --mode rpc (xcsh --help)`}
+	default:
+		return &exitError{2, fmt.Sprintf("Error: unknown mode %q (supported: rpc, json, print)", mode)}
 	}
+	a, err := setupAgent(o, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.ms.discovery.Wait()
+	if mode == "rpc" {
+		return runRPC(ctx, o, a, stdin, stdout, stderr)
+	}
+	return runOneShot(ctx, mode, o.rpcUpdates == rpc.UpdatesDelta, args, a, stdin, stdout, stderr)
+}
 
+// agentSetup is what every mode starts from: the session's configuration
+// (but its Sink and HostLink, which the front provides), the session file
+// it continues, and the models.
+type agentSetup struct {
+	cfg engine.Config
+	ss  *sessionSetup
+	ms  *modelSetup
+	// keepModel and keepThinking: the command line chose them, so a resumed
+	// session does not restore its own.
+	keepModel, keepThinking bool
+}
+
+// setupAgent resolves the flags into a session configuration: clock and
+// ids, session file, models, thinking level, tools, confirmation policy
+// and system prompt.
+func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	var clock engine.Clock = engine.SystemClock{}
 	var ids engine.IDSource
 	deterministic := truthy(os.Getenv("XCSH_DETERMINISTIC"))
@@ -178,29 +256,29 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 
 	cwd, err := os.Getwd()
 	if err != nil {
-		return &exitError{1, "Error: " + err.Error()}
+		return nil, &exitError{2, "Error: " + err.Error()}
 	}
 	ss, err := setupSession(o, os.Getenv, cwd, clock.NowMillis(), ids, stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// A resumed session may bring its model: no model yet is then no error.
 	resumed := ss.loaded != nil && o.model == "" && o.provider == ""
 	ms, err := setupModels(o, os.Getenv, deterministic, resumed, stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer ms.discovery.Wait()
 
 	thinking := engine.ThinkingXHigh // the original's default, clamped to the model
 	if ms.thinking != "" {
 		thinking = ms.thinking // a ":level" suffix of --model
 	}
 	if o.thinking != "" {
-		if l, ok := engine.ParseEffort(o.thinking); ok {
+		// As the original: reported and ignored, the default stays.
+		if l, ok := parseThinking(o.thinking); ok {
 			thinking = l
 		} else {
-			fmt.Fprintf(stderr, "Warning: invalid --thinking %q (expected minimal, low, medium, high or xhigh); ignored\n", o.thinking)
+			fmt.Fprintf(stderr, "Warning: invalid --thinking %q (expected off, minimal, low, medium, high or xhigh); ignored\n", o.thinking)
 		}
 	}
 
@@ -219,7 +297,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	case o.tools != "":
 		active, err = tools.Select(toolOpts, strings.Split(o.tools, ","))
 		if err != nil {
-			return &exitError{1, "Error: --tools: " + err.Error()}
+			ms.discovery.Wait()
+			return nil, &exitError{2, "Error: --tools: " + err.Error()}
 		}
 	default:
 		active = tools.Builtins(toolOpts)
@@ -237,6 +316,43 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		return engine.BuildSystemPrompt(po)
 	}
 
+	var gate func(context.Context, engine.ToolCall) *engine.ToolResult
+	if policy != nil {
+		gate = policy.gate
+	}
+	cfg := engine.Config{
+		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
+		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
+		RebuildPrompt: rebuildPrompt, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
+		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
+		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Log: stderr,
+		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
+		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
+	}
+	return &agentSetup{cfg: cfg, ss: ss, ms: ms, keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
+}
+
+// start builds the session with the front's sink and host link, and
+// continues the resumed session, if any. The front runs its Loop.
+func (a *agentSetup) start(sink engine.Sink, host engine.HostLink, stderr io.Writer) *engine.Session {
+	cfg := a.cfg
+	cfg.Sink, cfg.Host = sink, host
+	sess := engine.New(cfg)
+	if l := a.ss.resumed(); l != nil {
+		// What the command line names wins; the rest comes from the record.
+		// Called before Loop: the executor is free, so Call runs here.
+		sess.Call(func() {
+			if err := sess.Resume(l, a.keepModel, a.keepThinking); err != nil {
+				fmt.Fprintf(stderr, "xcsh: %s: %v\n", a.ss.file, err)
+			}
+		})
+	}
+	return sess
+}
+
+// runRPC serves the RPC protocol on stdin and stdout until stdin closes,
+// a signal arrives or the host goes away.
+func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, stdout, stderr io.Writer) error {
 	srv := rpc.NewServer(stdout, rpc.Options{
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
@@ -245,29 +361,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 			}
 		},
 	})
-	var gate func(context.Context, engine.ToolCall) *engine.ToolResult
-	if policy != nil {
-		gate = policy.gate
-	}
-	sess := engine.New(engine.Config{
-		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
-		Models: registryModels{ms.reg}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
-		RebuildPrompt: rebuildPrompt, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
-		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
-		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
-		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
-		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
-	})
+	sess := a.start(srv, srv, stderr)
 	srv.Attach(sess)
-	if l := ss.resumed(); l != nil {
-		// What the command line names wins; the rest comes from the record.
-		keepModel, keepThinking := o.model != "" || o.provider != "", o.thinking != ""
-		sess.Call(func() {
-			if err := sess.Resume(l, keepModel, keepThinking); err != nil {
-				fmt.Fprintf(stderr, "xcsh: %s: %v\n", ss.file, err)
-			}
-		})
-	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -289,7 +384,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		}
 	}()
 
-	err = srv.Run(ctx, stdin)
+	err := srv.Run(ctx, stdin)
 	killChildren()
 	// Make the session file durable. Bounded: after the shutdown grace ran
 	// out, the executor may still be held by the run that did not stop.
@@ -355,4 +450,12 @@ func textOrFile(v string) string {
 		return string(b)
 	}
 	return v
+}
+
+// parseThinking reads a --thinking value: off or an effort.
+func parseThinking(v string) (engine.ThinkingLevel, bool) {
+	if v == string(engine.ThinkingOff) {
+		return engine.ThinkingOff, true
+	}
+	return engine.ParseEffort(v)
 }

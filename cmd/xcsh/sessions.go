@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
@@ -44,10 +45,13 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 	case target != "":
 		if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
 			path = target
+		} else if strings.ContainsRune(target, os.PathSeparator) || strings.HasSuffix(target, ".jsonl") {
+			// A path, not an id prefix: say so plainly.
+			return nil, &exitError{2, "Error: no such session file: " + target}
 		} else {
 			info, err := sessionfile.FindByID(target, dir, filepath.Join(sessionfile.AgentDir(env), "sessions"))
 			if err != nil {
-				return nil, &exitError{1, fmt.Sprintf("Error: no session matches %q: %v", target, err)}
+				return nil, &exitError{2, fmt.Sprintf("Error: no session matches %q: %v", target, err)}
 			}
 			path = info.Path
 		}
@@ -65,18 +69,18 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, &exitError{1, "Error: " + err.Error()}
+		return nil, &exitError{2, "Error: " + err.Error()}
 	}
 	loaded, err := sessionfile.Load(abs)
 	if err != nil {
-		return nil, &exitError{1, "Error: " + err.Error()}
+		return nil, &exitError{2, "Error: " + err.Error()}
 	}
 	for _, w := range loaded.Warnings {
 		fmt.Fprintf(stderr, "xcsh: %s: %s\n", abs, w)
 	}
 	store, err := sessionfile.OpenAppend(abs, loaded)
 	if err != nil {
-		return nil, &exitError{1, "Error: " + err.Error()}
+		return nil, &exitError{2, "Error: " + err.Error()}
 	}
 	return &sessionSetup{id: loaded.Header.ID, file: abs, dir: dir, store: store, loaded: loaded}, nil
 }
