@@ -79,6 +79,7 @@ type options struct {
 	confirmBash                                     string
 	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
+	procs                                           procFlags // procs: keys and sandbox (supervise.go)
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
 	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
 	providerSessionID                                                        string
@@ -124,6 +125,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
+	addProcFlags(f, &o.procs) // procs: supervise.go
 	for _, nf := range []struct {
 		p    *bool
 		name string
@@ -185,7 +187,14 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	}
 	// A resumed session may bring its model: no model yet is then no error.
 	resumed := ss.loaded != nil && o.model == "" && o.provider == ""
+	if err := resolveAPIKey(o, &o.procs.keys, os.Getenv); err != nil { // procs: keys.go
+		return err
+	}
 	ms, err := setupModels(o, os.Getenv, deterministic, resumed, stderr)
+	if err != nil {
+		return err
+	}
+	_, err = setupProcs(&o.procs, ms.reg, stderr) // procs: supervise.go
 	if err != nil {
 		return err
 	}
