@@ -194,7 +194,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	if err != nil {
 		return err
 	}
-	_, err = setupProcs(&o.procs, ms.reg, stderr) // procs: supervise.go
+	procs, err := setupProcs(&o.procs, ms.reg, cwd, stderr) // procs: supervise.go
 	if err != nil {
 		return err
 	}
@@ -215,6 +215,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	// One clock serves the engine and the tools (file ages in read).
 	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
 		Now: func() time.Time { return time.UnixMilli(clock.NowMillis()) }}
+	toolOpts.Sandbox = procs.sandbox // procs: sandbox.go
 	ui := &lateUI{}
 	if o.ui {
 		toolOpts.UI = ui
@@ -270,6 +271,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		sess.SetGate(policy.gate)
 	}
 	srv.Attach(sess)
+	sess.Call(func() { sess.SetSandbox(procs.state) }) // procs: get_state.sandbox
 	sess.Call(func() { ss.restore(sess, ms.reg, o.model != "" || o.provider != "", o.thinking != "", stderr) })
 
 	ctx, cancel := context.WithCancelCause(ctx)
