@@ -81,6 +81,7 @@ type options struct {
 	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
 	print, listModels                               bool
+	procs                                           procFlags // procs: keys and sandbox (supervise.go)
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
 	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
 	providerSessionID                                                        string
@@ -166,6 +167,7 @@ and keys; architecture.md: how it is built).`,
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
+	addProcFlags(f, &o.procs) // procs: supervise.go
 	for _, nf := range []struct {
 		p    *bool
 		name string
@@ -235,6 +237,8 @@ type agentSetup struct {
 	cfg engine.Config
 	ss  *sessionSetup
 	ms  *modelSetup
+	// sandbox is get_state.sandbox; nil when off.
+	sandbox *engine.SandboxState
 	// keepModel and keepThinking: the command line chose them, so a resumed
 	// session does not restore its own.
 	keepModel, keepThinking bool
@@ -264,8 +268,16 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	}
 	// A resumed session may bring its model: no model yet is then no error.
 	resumed := ss.loaded != nil && o.model == "" && o.provider == ""
+	if err := resolveAPIKey(o, &o.procs.keys, os.Getenv); err != nil { // procs: keys.go
+		return nil, err
+	}
 	ms, err := setupModels(o, os.Getenv, deterministic, resumed, stderr)
 	if err != nil {
+		return nil, err
+	}
+	procs, err := setupProcs(&o.procs, ms.reg, cwd, stderr) // procs: supervise.go
+	if err != nil {
+		ms.discovery.Wait()
 		return nil, err
 	}
 
@@ -286,6 +298,7 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
 		Clock: clock}
 	toolOpts.HostUI = o.ui
+	toolOpts.Sandbox = procs.sandbox // procs: sandbox.go
 	policy := newConfirmPolicy(cwd, o.confirmBash, o.confirmOutside, o.confirmTimeout)
 	if deterministic {
 		// Streamed partial output depends on timing; transcripts must not.
@@ -329,7 +342,7 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	}
-	return &agentSetup{cfg: cfg, ss: ss, ms: ms, keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
+	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
 }
 
 // start builds the session with the front's sink and host link, and
@@ -338,6 +351,7 @@ func (a *agentSetup) start(sink engine.Sink, host engine.HostLink, stderr io.Wri
 	cfg := a.cfg
 	cfg.Sink, cfg.Host = sink, host
 	sess := engine.New(cfg)
+	sess.Call(func() { sess.SetSandbox(a.sandbox) }) // before Loop: runs here
 	if l := a.ss.resumed(); l != nil {
 		// What the command line names wins; the rest comes from the record.
 		// Called before Loop: the executor is free, so Call runs here.

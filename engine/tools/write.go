@@ -53,7 +53,16 @@ func (t *writeTool) Run(_ context.Context, call engine.ToolCall, _ func(engine.T
 	if err != nil {
 		return failResult(fmt.Sprintf("Cannot write %s: %s", a.Path, describeFSError(err))), nil
 	}
-	if fi == nil {
+	if t.o.Sandbox.On() {
+		// The directory is opened (made) and checked first; the write goes
+		// through the open descriptor.
+		dir, err := t.o.Sandbox.OpenDir(filepath.Dir(target), fi == nil)
+		if err != nil {
+			return failResult(fmt.Sprintf("Cannot write %s: %s", a.Path, describeFSError(err))), nil
+		}
+		defer dir.Close()
+		target = filepath.Join(dir.Path, filepath.Base(target))
+	} else if fi == nil {
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return failResult(fmt.Sprintf("Cannot create the directory for %s: %s", a.Path, describeFSError(err))), nil
 		}
