@@ -55,7 +55,8 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 		}
 	case o.cont:
 		// The newest session of this directory; none yet starts a new one.
-		if p, err := sessionfile.Latest(dir); err == nil {
+		skipped := func(_ string, err error) { fmt.Fprintf(stderr, "xcsh: --continue: skipped %v\n", err) }
+		if p, err := sessionfile.Latest(dir, skipped); err == nil {
 			path = p
 		}
 	}

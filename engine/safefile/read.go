@@ -21,6 +21,11 @@ func Open(path string) (f *os.File, fi fs.FileInfo, err error) {
 	abs := absPath(path)
 	fi, err = os.Stat(abs)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			// The stat is part of opening: say what a plain open says.
+			pe.Op, pe.Path = "open", path
+		}
 		return nil, nil, err
 	}
 	if err := Check(abs, fi, false); err != nil {

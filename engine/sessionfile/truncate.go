@@ -1,6 +1,7 @@
 package sessionfile
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -49,17 +50,24 @@ func truncateLongStrings(line []byte) []byte {
 }
 
 // stringEnd returns the index just past the JSON string literal starting
-// at line[i] (a quote).
+// at line[i] (a quote). It jumps from quote to quote: a quote preceded by
+// an odd number of backslashes is escaped.
 func stringEnd(line []byte, i int) int {
-	for j := i + 1; j < len(line); j++ {
-		switch line[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
+	for j := i + 1; ; {
+		k := bytes.IndexByte(line[j:], '"')
+		if k < 0 {
+			return len(line)
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && line[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
-	return len(line)
 }
 
 // appendCut appends the string literal lit, cut to the limit if it is
