@@ -3,8 +3,6 @@ package rpc
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/export"
@@ -223,18 +221,8 @@ func (s *Server) cmdExportHTML(c *command) {
 }
 
 func writeExport(path string, d export.Data) error {
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+	if err := export.WriteFile(path, d); err != nil {
+		return fmt.Errorf("Cannot export session: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := export.WriteHTML(f, d); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
