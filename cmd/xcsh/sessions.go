@@ -70,7 +70,7 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 	if err != nil {
 		return nil, &exitError{1, "Error: " + err.Error()}
 	}
-	loaded, err := sessionfile.Load(abs)
+	loaded, err := loadSession(abs)
 	if err != nil {
 		return nil, &exitError{1, "Error: " + err.Error()}
 	}
@@ -163,7 +163,7 @@ func (f fileSessions) Open(path string) (engine.Store, rpc.Loaded, error) {
 	if err != nil {
 		return nil, rpc.Loaded{}, err
 	}
-	l, err := sessionfile.Load(abs)
+	l, err := loadSession(abs)
 	if err != nil {
 		return nil, rpc.Loaded{}, err
 	}

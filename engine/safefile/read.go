@@ -134,13 +134,22 @@ func (lr *LineReader) Next() ([]byte, error) {
 	for errors.Is(err, bufio.ErrBufferFull) {
 		line, err = lr.r.ReadSlice('\n')
 		size += int64(len(line))
-		if !over && len(lr.buf)+len(line) > lr.max+1 {
-			over = true // from here on the line is only counted
-			lr.buf = lr.buf[:0]
+		if over {
+			continue // from here on the line is only counted
 		}
-		if !over {
-			lr.buf = append(lr.buf, line...)
+		need := len(lr.buf) + len(line)
+		if need > lr.max+1 { // the newline does not count
+			over, lr.buf = true, nil
+			continue
 		}
+		if need > cap(lr.buf) {
+			// Grow by doubling, but never past the cap: a line just
+			// over it costs the cap, not twice the cap.
+			nb := make([]byte, len(lr.buf), min(max(2*cap(lr.buf), need), lr.max+1))
+			copy(nb, lr.buf)
+			lr.buf = nb
+		}
+		lr.buf = append(lr.buf, line...)
 	}
 	lr.off += size
 	terminated := err == nil
