@@ -96,6 +96,10 @@ type LineReader struct {
 	max int
 	off int64
 	buf []byte // a line longer than the reader's buffer
+
+	ra   io.ReaderAt // when set: measures a long line before reading it
+	base int64       // ra's offset of the byte at off 0
+	scan []byte      // measure's buffer
 }
 
 // NewLineReader reads r with a buffer of bufSize bytes (a line up to that
@@ -106,6 +110,75 @@ func NewLineReader(r io.Reader, bufSize, max int) *LineReader {
 
 // Offset is how many bytes the lines returned (or skipped) so far took.
 func (lr *LineReader) Offset() int64 { return lr.off }
+
+// MeasureWith lets Next measure a line longer than the buffer before it
+// reads it: ra reads the same bytes as the reader, base being ra's offset
+// of the next byte Next reads (an *os.File and its current offset). A line
+// over the cap is then skipped without ever being copied, and one under
+// it is read into a buffer of its exact size, instead of growing one as it
+// comes (a 128 MiB line cost 260 MiB and seconds of page faults).
+func (lr *LineReader) MeasureWith(ra io.ReaderAt, base int64) {
+	lr.ra, lr.base = ra, base-lr.off
+}
+
+// measure scans ra from off for the end of the line: the bytes up to and
+// including its newline (terminated), or to the end of the input.
+func (lr *LineReader) measure(off int64) (n int64, terminated bool, err error) {
+	if lr.scan == nil {
+		lr.scan = make([]byte, 256<<10)
+	}
+	for at := off; ; {
+		k, err := lr.ra.ReadAt(lr.scan, at)
+		if i := bytes.IndexByte(lr.scan[:k], '\n'); i >= 0 {
+			return at + int64(i) + 1 - off, true, nil
+		}
+		at += int64(k)
+		if errors.Is(err, io.EOF) {
+			return at - off, false, nil
+		}
+		if err != nil {
+			return 0, false, err
+		}
+	}
+}
+
+// nextMeasured finishes reading a long line whose first part, first, the
+// buffer returned: it measures the rest and skips or reads it whole. ok
+// is false when the line could not be measured (the caller reads it as it
+// comes).
+func (lr *LineReader) nextMeasured(first []byte) (line []byte, ok bool, err error) {
+	rest, terminated, merr := lr.measure(lr.base + lr.off + int64(len(first)))
+	if merr != nil {
+		return nil, false, nil
+	}
+	size := int64(len(first)) + rest
+	content := size
+	if terminated {
+		content--
+	}
+	if content > int64(lr.max) {
+		n, err := lr.r.Discard(int(rest))
+		lr.off += int64(len(first)) + int64(n)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, true, err
+		}
+		return nil, true, &LineTooLongError{Size: int64(len(first)) + int64(n), Max: lr.max, Terminated: terminated && int64(n) == rest}
+	}
+	if int64(cap(lr.buf)) < size || cap(lr.buf) > 4<<20 {
+		lr.buf = make([]byte, size)
+	}
+	buf := lr.buf[:size]
+	copy(buf, first)
+	n, err := io.ReadFull(lr.r, buf[len(first):])
+	buf = buf[:len(first)+n]
+	lr.off += int64(len(buf))
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, true, err
+	}
+	// A file that changed since the measure gives a shorter or different
+	// line: it is returned as read, and decoding judges it.
+	return buf, true, nil
+}
 
 // Next returns the next line with its newline, or the last line without
 // one; the slice is valid until the next call. A line over the cap is
@@ -124,6 +197,11 @@ func (lr *LineReader) Next() ([]byte, error) {
 	}
 	if !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, err // io.EOF with nothing left, or a read error
+	}
+	if lr.ra != nil {
+		if line, ok, err := lr.nextMeasured(line); ok {
+			return line, err
+		}
 	}
 	if cap(lr.buf) > 4<<20 {
 		lr.buf = nil // do not pin a huge line's buffer

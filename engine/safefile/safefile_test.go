@@ -184,14 +184,23 @@ func TestLineReader(t *testing.T) {
 	}
 	want := []got{{"a\n", ""}, {"", "line of 101 bytes is over the 10 bytes cap"}, {"bb\n", ""},
 		{"", "line of 12 bytes is over the 10 bytes cap"}, {"", "line of 105 bytes is over the 10 bytes cap"}}
+	file := filepath.Join(t.TempDir(), "lines")
+	if err := os.WriteFile(file, []byte(input), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	readers := map[string]func() io.Reader{
 		"whole":     func() io.Reader { return strings.NewReader(input) },
 		"two bytes": func() io.Reader { return &chunked{s: input, n: 2} },
+		"measured":  func() io.Reader { f, _ := os.Open(file); t.Cleanup(func() { f.Close() }); return f },
 	}
 	for name, r := range readers {
 		for _, bufSize := range []int{16, 4096} {
 			t.Run(fmt.Sprintf("%s/buf%d", name, bufSize), func(t *testing.T) {
-				lr := NewLineReader(r(), bufSize, 10)
+				in := r()
+				lr := NewLineReader(in, bufSize, 10)
+				if f, ok := in.(*os.File); ok {
+					lr.MeasureWith(f, 0)
+				}
 				var out []got
 				for {
 					line, err := lr.Next()
@@ -222,6 +231,40 @@ func TestLineReader(t *testing.T) {
 	var lt *LineTooLongError
 	if !errors.As(err, &lt) || lt.Terminated || lt.Size != 100 {
 		t.Errorf("got %#v", err)
+	}
+}
+
+// Measured, a line over the cap costs no memory, and one under it is read
+// at its size: a 64 MiB file of zeros with a newline at the end, under a
+// 1 MiB cap and under a 128 MiB one.
+func TestLineReaderMeasured(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "zeros")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 20); err != nil {
+		t.Skipf("no sparse files: %v", err)
+	}
+	f.WriteAt([]byte("\nnext\n"), 64<<20)
+	f.Close()
+	for _, capBytes := range []int{1 << 20, 128 << 20} {
+		f, _ := os.Open(p)
+		lr := NewLineReader(f, 64<<10, capBytes)
+		lr.MeasureWith(f, 0)
+		line, err := lr.Next()
+		var lt *LineTooLongError
+		switch {
+		case capBytes == 1<<20 && (!errors.As(err, &lt) || lt.Size != 64<<20+1 || !lt.Terminated || cap(lr.buf) > 1<<20):
+			t.Errorf("cap 1 MiB: %v, held %d", err, cap(lr.buf))
+		case capBytes > 1<<20 && (err != nil || len(line) != 64<<20+1 || cap(line) != 64<<20+1):
+			t.Errorf("cap 128 MiB: %d bytes (cap %d), %v", len(line), cap(line), err)
+		}
+		if line, err := lr.Next(); string(line) != "next\n" || err != nil || lr.Offset() != 64<<20+6 {
+			t.Errorf("after it: %q %v offset %d", line, err, lr.Offset())
+		}
+		f.Close()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -103,6 +104,11 @@ func read(r io.Reader, maxLine int) (*Session, error) {
 		s.good = s.size
 	}
 	lr := safefile.NewLineReader(br, 256<<10, maxLine)
+	if f, ok := r.(*os.File); ok {
+		// Long lines are measured first: one over the cap is skipped
+		// without being copied, one under it read at its exact size.
+		lr.MeasureWith(f, head)
+	}
 	var long *safefile.LineTooLongError
 	if h.Version != Version {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("session version %d loaded as is (not migrated to %d)", h.Version, Version))
