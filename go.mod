@@ -49,3 +49,5 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
+
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./engine/tools/schema/jsonschema

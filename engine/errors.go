@@ -92,3 +92,9 @@ func (e *ModelError) Error() string {
 	}
 	return "model not found: " + e.Provider + "/" + e.ID
 }
+
+// ExportError: export_html could not write its page.
+type ExportError struct{ Err error }
+
+func (e *ExportError) Error() string { return "export: " + e.Err.Error() }
+func (e *ExportError) Unwrap() error { return e.Err }

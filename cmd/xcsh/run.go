@@ -318,8 +318,8 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	}
 	promptOpts := engine.SystemPromptOptions{
 		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
-		Custom: textOrFile(o.systemPrompt), Append: textOrFile(o.appendSystemPrompt),
-		Context: engine.LoadContextFiles(cwd, sessionfile.AgentDir(os.Getenv)),
+		Custom: textOrFile("--system-prompt", o.systemPrompt, stderr), Append: textOrFile("--append-system-prompt", o.appendSystemPrompt, stderr),
+		Context: engine.LoadContextFiles(cwd, sessionfile.AgentDir(os.Getenv), readContextFile),
 	}
 	sysPrompt := engine.BuildSystemPrompt(promptOpts)
 	// set_host_tools rebuilds the prompt for the new tool set.
@@ -454,17 +454,6 @@ func killChildren() {
 type signalError struct{ sig syscall.Signal }
 
 func (e signalError) Error() string { return "received " + e.sig.String() }
-
-// textOrFile returns the content of the file v names, else v itself.
-func textOrFile(v string) string {
-	if v == "" {
-		return ""
-	}
-	if b, err := os.ReadFile(v); err == nil {
-		return string(b)
-	}
-	return v
-}
 
 // parseThinking reads a --thinking value: off or an effort.
 func parseThinking(v string) (engine.ThinkingLevel, bool) {

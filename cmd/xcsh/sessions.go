@@ -57,7 +57,8 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 		}
 	case o.cont:
 		// The newest session of this directory; none yet starts a new one.
-		if p, err := sessionfile.Latest(dir); err == nil {
+		skipped := func(_ string, err error) { fmt.Fprintf(stderr, "xcsh: --continue: skipped %v\n", err) }
+		if p, err := sessionfile.Latest(dir, skipped); err == nil {
 			path = p
 		}
 	}
@@ -71,7 +72,7 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 	if err != nil {
 		return nil, &exitError{2, "Error: " + err.Error()}
 	}
-	loaded, err := sessionfile.Load(abs)
+	loaded, err := loadSession(abs)
 	if err != nil {
 		return nil, &exitError{2, "Error: " + err.Error()}
 	}
@@ -142,7 +143,7 @@ func (f fileSessions) Open(path string) (*engine.LoadedSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := sessionfile.Load(abs)
+	l, err := loadSession(abs)
 	if err != nil {
 		return nil, err
 	}

@@ -129,7 +129,7 @@ func (t *editTool) apply(ctx context.Context, e editEntry) (editFileResult, stri
 	case isCancel(err):
 		return res, "", err
 	case errors.As(err, &r):
-		return fail("Cannot edit %s: %s", e.Path, r.reason)
+		return fail("Cannot edit %s: %s", e.Path, r.Reason)
 	default:
 		return fail("Cannot read %s: %s", e.Path, describeFSError(err))
 	}
