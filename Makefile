@@ -2,13 +2,18 @@
 GO ?= go
 BIN ?= bin/xcsh
 
-.PHONY: build test race check golden bench fuzz demo
+.PHONY: build test test-short race check golden bench fuzz demo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/xcsh
 
 test:
 	$(GO) test ./...
+
+# The fast subset for a small machine: every package and scenario, the
+# slowest tests in their smaller -short variants, no race detector.
+test-short:
+	$(GO) test -short ./...
 
 race:
 	$(GO) test -race ./...

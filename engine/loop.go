@@ -90,7 +90,7 @@ func (s *Session) startRun(prompts []Message) {
 	for _, p := range prompts {
 		s.emitMessage(r, p)
 	}
-	pending := dequeue(&s.steering, s.steeringMode)
+	pending := s.dequeue(&s.steering, s.steeringMode)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -228,12 +228,12 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				if steer != nil {
 					pending = steer
 				} else {
-					pending = dequeue(&s.steering, s.steeringMode)
+					pending = s.dequeue(&s.steering, s.steeringMode)
 				}
 			})
 		}
 		var follow []Message
-		s.Call(func() { follow = dequeue(&s.followUps, s.followUpMode) })
+		s.Call(func() { follow = s.dequeue(&s.followUps, s.followUpMode) })
 		if len(follow) == 0 {
 			break
 		}
@@ -316,6 +316,11 @@ func (s *Session) applyStream(r *run, ev StreamEvent) {
 	if p == nil {
 		return
 	}
+	// An adapter gives the response's id as soon as it knows it, on any
+	// event: the snapshots carry it from then on.
+	if ev.ResponseID != "" {
+		p.setResponseID(ev.ResponseID)
+	}
 	open := func(cur *int, b ContentBlock, kind UpdateKind) int {
 		if *cur < 0 {
 			*cur = p.startBlock(b)
@@ -372,9 +377,7 @@ func (s *Session) applyStream(r *run, ev StreamEvent) {
 		p.setUsage(u)
 	case StreamDone:
 		r.stop = ev.StopReason
-		if ev.ResponseID != "" {
-			p.setResponseID(ev.ResponseID)
-		}
+
 	}
 }
 

@@ -266,9 +266,9 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 		case "":
 			return ErrBusy
 		case "followUp":
-			s.followUps = append(s.followUps, queued{msg})
+			s.enqueue(&s.followUps, msg)
 		default: // "steer" and, as in the original, any other value
-			s.steering = append(s.steering, queued{msg})
+			s.enqueue(&s.steering, msg)
 		}
 		return nil
 	}
@@ -289,34 +289,18 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 // Steer queues a steering message (delivered at the next turn boundary).
 // (actor)
 func (s *Session) Steer(text string, images []ContentBlock) {
-	s.steering = append(s.steering, queued{s.userMessage(text, images)})
+	s.enqueue(&s.steering, s.userMessage(text, images))
 }
 
 // FollowUp queues a follow-up (delivered when the run would stop). (actor)
 func (s *Session) FollowUp(text string, images []ContentBlock) {
-	s.followUps = append(s.followUps, queued{s.userMessage(text, images)})
+	s.enqueue(&s.followUps, s.userMessage(text, images))
 }
 
 func (s *Session) userMessage(text string, images []ContentBlock) *UserMessage {
 	content := []ContentBlock{TextBlock(text)}
 	content = append(content, images...)
 	return &UserMessage{Content: content, Attribution: "user", Timestamp: s.now()}
-}
-
-func dequeue(q *[]queued, mode string) []Message {
-	if len(*q) == 0 {
-		return nil
-	}
-	n := 1
-	if mode == ModeAll {
-		n = len(*q)
-	}
-	out := make([]Message, n)
-	for i := 0; i < n; i++ {
-		out[i] = (*q)[i].msg
-	}
-	*q = append((*q)[:0:0], (*q)[n:]...)
-	return out
 }
 
 // SetSteeringMode sets how many steering messages a poll takes. (actor)

@@ -313,7 +313,7 @@ func (s Shell) Exec(ctx context.Context, command string) (engine.BashResult, err
 	if err != nil {
 		return engine.BashResult{}, err
 	}
-	out := engine.BashResult{Output: r.Output, Truncated: r.Truncated, TotalLines: r.TotalLines, TotalBytes: r.TotalBytes}
+	out := engine.BashResult{Output: r.Output, Truncated: r.Truncated, TotalLines: r.TotalLines, TotalBytes: r.TotalBytes, WorkingDir: s.Cwd}
 	switch {
 	case r.TimedOut:
 		out.Cancelled = true
