@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/export"
-	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
@@ -80,9 +79,13 @@ type options struct {
 	confirmBash                                     string
 	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
+	// The user's setup (resources.go): context files, skills, templates
+	// and MCP servers.
+	noContextFiles, noSkills, noTemplates, noMCP bool
+	skills, templates, mcpConfigs                []string
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
-	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
-	providerSessionID                                                        string
+	noTitle, noRules, noLSP, noPTY, noExtensions, allowHome bool
+	providerSessionID                                       string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -125,12 +128,19 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
+	f.BoolVar(&o.noContextFiles, "no-context-files", false, "do not read AGENTS.md / CLAUDE.md into the system prompt")
+	f.BoolVar(&o.noSkills, "no-skills", false, "do not discover skills (--skill paths are still read)")
+	f.StringArrayVar(&o.skills, "skill", nil, "a skill file or directory of skills to load (repeatable)")
+	f.BoolVar(&o.noTemplates, "no-prompt-templates", false, "do not discover prompt templates (--prompt-template paths are still read)")
+	f.StringArrayVar(&o.templates, "prompt-template", nil, "a prompt template file or directory to load (repeatable)")
+	f.BoolVar(&o.noMCP, "no-mcp", false, "do not start MCP servers")
+	f.StringArrayVar(&o.mcpConfigs, "mcp-config", nil, "an MCP configuration file ({\"mcpServers\":{…}}) to read first (repeatable)")
 	for _, nf := range []struct {
 		p    *bool
 		name string
 	}{
-		{&o.noTitle, "no-title"}, {&o.noSkills, "no-skills"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
-		{&o.noMCP, "no-mcp"}, {&o.noPTY, "no-pty"}, {&o.noExtensions, "no-extensions"}, {&o.allowHome, "allow-home"},
+		{&o.noTitle, "no-title"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
+		{&o.noPTY, "no-pty"}, {&o.noExtensions, "no-extensions"}, {&o.allowHome, "allow-home"},
 	} {
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
 	}
@@ -227,13 +237,13 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	promptOpts := engine.SystemPromptOptions{
 		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
 		Custom: textOrFile(o.systemPrompt), Append: textOrFile(o.appendSystemPrompt),
-		Context: engine.LoadContextFiles(cwd, sessionfile.AgentDir(os.Getenv)),
 	}
 	sysPrompt := engine.BuildSystemPrompt(promptOpts)
-	// set_host_tools rebuilds the prompt for the new tool set.
-	rebuildPrompt := func(tools []engine.Tool) string {
+	// The resources, once read, and every change of the tool set
+	// (set_host_tools, MCP servers) rebuild the prompt.
+	rebuildPrompt := func(p engine.PromptParts) string {
 		po := promptOpts
-		po.Tools = tools
+		po.Tools, po.Context, po.Skills = p.Tools, p.Context, p.Skills
 		return engine.BuildSystemPrompt(po)
 	}
 
@@ -252,7 +262,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	sess := engine.New(engine.Config{
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
 		Models: registryModels{ms.reg}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
-		RebuildPrompt: rebuildPrompt, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
+		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
