@@ -255,6 +255,11 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 			}
 		},
 	})
+	mcpServers := mcpManager(o, cwd, os.Getenv, clock, stderr)
+	var toolSources []engine.ToolSource
+	if mcpServers != nil {
+		toolSources = append(toolSources, mcpServers)
+	}
 	var gate func(context.Context, engine.ToolCall) *engine.ToolResult
 	if policy != nil {
 		gate = policy.gate
@@ -262,13 +267,17 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	sess := engine.New(engine.Config{
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
 		Models: registryModels{ms.reg}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
-		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
+		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), ToolSources: toolSources, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	})
 	srv.Attach(sess)
+	if mcpServers != nil {
+		// In the background: ready never waits for a server.
+		mcpServers.Start(sess)
+	}
 	if l := ss.resumed(); l != nil {
 		// What the command line names wins; the rest comes from the record.
 		keepModel, keepThinking := o.model != "" || o.provider != "", o.thinking != ""
@@ -300,6 +309,9 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	}()
 
 	err = srv.Run(ctx, stdin)
+	if mcpServers != nil {
+		mcpServers.Close()
+	}
 	killChildren()
 	// Make the session file durable. Bounded: after the shutdown grace ran
 	// out, the executor may still be held by the run that did not stop.
