@@ -24,7 +24,7 @@ golden:
 bench:
 	$(GO) test -run '^$$' -bench 'ColdStart|IdleMemory|Stream|Load|Append|SwitchSession|ToRequest' -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/... ./rpc/
 	# Round trips are microseconds: 20 of them would measure scheduler noise.
-	$(GO) test -run '^$$' -bench 'GetState' -benchmem -benchtime 3000x ./cmd/xcsh/ ./rpc/
+	$(GO) test -run '^$$' -bench 'GetState|MCPToolRoundTrip' -benchmem -benchtime 3000x ./cmd/xcsh/ ./rpc/ ./engine/mcp/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

@@ -275,8 +275,9 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	})
 	srv.Attach(sess)
 	if mcpServers != nil {
-		// In the background: ready never waits for a server.
-		mcpServers.Start(sess)
+		// In the background, once the session is ready (its resources
+		// read): ready never waits for a server.
+		mcpServers.Start(sess, sess.Ready())
 	}
 	if l := ss.resumed(); l != nil {
 		// What the command line names wins; the rest comes from the record.

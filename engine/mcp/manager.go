@@ -92,12 +92,23 @@ func New(o Options) *Manager {
 }
 
 // Start reads the configuration and starts every server, all in the
-// background: it returns at once.
-func (m *Manager) Start(host Host) {
+// background: it returns at once. Nothing happens before after is closed
+// (the session's Ready: spawning processes competes for the CPU with the
+// start-up, so the servers start once the session has answered ready and
+// read its resources); nil starts at once.
+func (m *Manager) Start(host Host, after <-chan struct{}) {
 	m.host = host
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
+		if after != nil {
+			select {
+			case <-after:
+			case <-m.ctx.Done():
+				close(m.loaded)
+				return
+			}
+		}
 		getenv := m.o.Getenv
 		if getenv == nil {
 			getenv = osGetenv

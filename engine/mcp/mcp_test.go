@@ -178,7 +178,7 @@ func (h *fakeHost) Dialog(_ context.Context, req engine.DialogRequest) (engine.D
 
 // startManager runs a manager over a config naming this test binary as
 // the server "t"; extra adds to its env (`,"K":"V"`).
-func startManager(t *testing.T, clock engine.Clock, extra string) (*Manager, *fakeHost, *bytes.Buffer) {
+func startManager(t testing.TB, clock engine.Clock, extra string) (*Manager, *fakeHost, *bytes.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	exe, err := os.Executable()
@@ -192,7 +192,7 @@ func startManager(t *testing.T, clock engine.Clock, extra string) (*Manager, *fa
 	var log bytes.Buffer
 	m := New(Options{Cwd: dir, Clock: clock, Log: &syncWriter{w: &log}, SettleWait: 20 * time.Second})
 	h := &fakeHost{}
-	m.Start(h)
+	m.Start(h, nil)
 	t.Cleanup(m.Close)
 	m.Settle(context.Background())
 	return m, h, &log

@@ -3,6 +3,7 @@ package resources
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -81,6 +82,7 @@ func (l *loader) resolve(p string) string {
 // root is one directory resources are discovered in.
 type root struct {
 	dir    string
+	real   string // dir with its links resolved ("" when unknown)
 	scope  string // "user" or "project"
 	source string // "auto"
 }
@@ -93,17 +95,15 @@ func (l *loader) roots(entries []rootSpec) []root {
 	var out []root
 	seen := map[string]bool{}
 	add := func(dir, scope string) {
-		key := dir
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			key = real
-		} else {
-			return // missing: nothing to discover
+		if _, err := os.Stat(dir); err != nil {
+			return // missing: nothing to discover (most are)
 		}
-		if seen[key] {
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil || seen[real] {
 			return
 		}
-		seen[key] = true
-		out = append(out, root{dir: dir, scope: scope, source: "auto"})
+		seen[real] = true
+		out = append(out, root{dir: dir, real: real, scope: scope, source: "auto"})
 	}
 	for _, e := range entries {
 		switch {

@@ -19,24 +19,29 @@ var errNotRegular = errors.New("not a regular file")
 // and at most maxFileBytes. It is the place to switch to a shared safe
 // opener.
 func readFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
+	// Non-blocking, so opening a FIFO returns at once; the check below
+	// then refuses it.
+	f, err := os.OpenFile(path, openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w", path, errNotRegular)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxFileBytes {
+	if fi.Size() > maxFileBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxFileBytes)
 	}
-	return b, nil
+	// The size is known: one read, not one more to meet the end (a file
+	// that grows meanwhile is read up to the size it had).
+	b := make([]byte, fi.Size())
+	n, err := io.ReadFull(f, b)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return nil, err
+	}
+	return b[:n], nil
 }

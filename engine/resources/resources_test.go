@@ -80,7 +80,7 @@ func TestParseDocument(t *testing.T) {
 }
 
 // tree writes files (path → content) under a new directory.
-func tree(t *testing.T, files map[string]string) string {
+func tree(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for p, c := range files {

@@ -54,11 +54,9 @@ func (l *loader) loadSkills() []Skill {
 	var out []Skill
 	byName := map[string]Skill{}
 	files := map[string]bool{}
-	add := func(sk Skill) {
-		real := sk.Path
-		if r, err := filepath.EvalSymlinks(sk.Path); err == nil {
-			real = r
-		}
+	// real is the file's path with links resolved: the same file reached
+	// twice (a linked skills directory) is kept once, silently.
+	add := func(sk Skill, real string) {
 		if files[real] {
 			return
 		}
@@ -72,22 +70,26 @@ func (l *loader) loadSkills() []Skill {
 	}
 	if !l.o.NoSkills {
 		for _, r := range l.roots(skillRoots) {
-			l.scanSkills(r, r.dir, 0, add)
+			l.scanSkills(r, r.dir, r.real, 0, add)
 		}
 	}
 	for _, p := range l.o.SkillPaths {
 		path := l.resolve(p)
 		fi, err := os.Stat(path)
 		r := root{dir: path, scope: "temporary", source: "cli"}
+		real, rerr := filepath.EvalSymlinks(path)
+		if rerr != nil {
+			real = path
+		}
 		switch {
 		case err != nil:
 			l.warnf("skill path %s: does not exist", path)
 		case fi.IsDir():
-			l.scanSkills(r, path, 0, add)
+			l.scanSkills(r, path, real, 0, add)
 		case strings.HasSuffix(path, ".md"):
 			r.dir = filepath.Dir(path)
 			if sk, ok := l.loadSkill(r, path, filepath.Base(filepath.Dir(path))); ok {
-				add(sk)
+				add(sk, real)
 			}
 		default:
 			l.warnf("skill path %s: not a markdown file", path)
@@ -96,11 +98,11 @@ func (l *loader) loadSkills() []Skill {
 	return out
 }
 
-// scanSkills walks dir: at the top of a root every *.md is a skill, below
-// it every SKILL.md is (its directory names it). Hidden entries and
-// node_modules are skipped; os.ReadDir's name order keeps the result
-// deterministic.
-func (l *loader) scanSkills(r root, dir string, depth int, add func(Skill)) {
+// scanSkills walks dir (real: dir with its links resolved): at the top of
+// a root every *.md is a skill, below it every SKILL.md is (its directory
+// names it). Hidden entries and node_modules are skipped; os.ReadDir's
+// name order keeps the result deterministic. Only links cost a stat.
+func (l *loader) scanSkills(r root, dir, real string, depth int, add func(Skill, string)) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if depth == 0 && !os.IsNotExist(err) {
@@ -113,24 +115,31 @@ func (l *loader) scanSkills(r root, dir string, depth int, add func(Skill)) {
 		if strings.HasPrefix(name, ".") || name == "node_modules" {
 			continue
 		}
-		p := filepath.Join(dir, name)
-		fi, err := os.Stat(p) // follows links; a broken one is skipped
-		if err != nil {
-			continue
+		p, rp := filepath.Join(dir, name), filepath.Join(real, name)
+		mode := e.Type()
+		if mode&os.ModeSymlink != 0 {
+			fi, err := os.Stat(p) // a broken link is skipped
+			if err != nil {
+				continue
+			}
+			mode = fi.Mode().Type()
+			if rp, err = filepath.EvalSymlinks(p); err != nil {
+				continue
+			}
 		}
 		switch {
-		case fi.IsDir():
+		case mode.IsDir():
 			if depth < maxSkillDepth {
-				l.scanSkills(r, p, depth+1, add)
+				l.scanSkills(r, p, rp, depth+1, add)
 			}
-		case !fi.Mode().IsRegular():
+		case !mode.IsRegular():
 		case depth == 0 && strings.HasSuffix(name, ".md"):
 			if sk, ok := l.loadSkill(r, p, strings.TrimSuffix(name, ".md")); ok {
-				add(sk)
+				add(sk, rp)
 			}
 		case depth > 0 && name == "SKILL.md":
 			if sk, ok := l.loadSkill(r, p, filepath.Base(dir)); ok {
-				add(sk)
+				add(sk, rp)
 			}
 		}
 	}

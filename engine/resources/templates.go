@@ -85,7 +85,11 @@ func (l *loader) scanTemplates(r root, add func(Template)) {
 			continue
 		}
 		p := filepath.Join(r.dir, name)
-		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		if e.Type()&os.ModeSymlink != 0 {
+			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+		} else if !e.Type().IsRegular() {
 			continue
 		}
 		if t, ok := l.loadTemplate(r, p); ok {
