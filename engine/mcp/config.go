@@ -132,6 +132,11 @@ func parseServer(name, file string, raw rawServer, getenv func(string) string) s
 		for _, m := range miss {
 			missing = append(missing, m+" (in "+field+")")
 		}
+		// A value that came from the environment may be a key wherever it
+		// lands (a URL's query, an argument): it is redacted too.
+		for _, v := range expandedValues(s, getenv) {
+			c.secrets = append(c.secrets, v)
+		}
 		return out
 	}
 	switch t := strings.ToLower(raw.Type); {
@@ -165,7 +170,11 @@ func parseServer(name, file string, raw rawServer, getenv func(string) string) s
 		c.Env = map[string]string{}
 		for k, v := range raw.Env {
 			c.Env[k] = expand(v, "env."+k)
-			c.secrets = append(c.secrets, c.Env[k])
+			// A literal value long enough to be a key is one; a short one
+			// ("warn", "1") would only mangle text.
+			if len(c.Env[k]) >= minLiteralSecret {
+				c.secrets = append(c.secrets, c.Env[k])
+			}
 		}
 	}
 	if len(raw.Headers) > 0 {
@@ -181,6 +190,9 @@ func parseServer(name, file string, raw rawServer, getenv func(string) string) s
 	}
 	return c
 }
+
+// minLiteralSecret is the shortest literal env value treated as a secret.
+const minLiteralSecret = 8
 
 var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
@@ -200,4 +212,16 @@ func expandVars(s string, getenv func(string) string) (string, []string) {
 		return ""
 	})
 	return out, missing
+}
+
+// expandedValues are the values ${VAR} references in s take from the
+// environment.
+func expandedValues(s string, getenv func(string) string) []string {
+	var out []string
+	for _, m := range varRef.FindAllStringSubmatch(s, -1) {
+		if v := getenv(m[1]); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

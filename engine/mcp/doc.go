@@ -29,8 +29,8 @@
 //
 // # Secrets
 //
-// Values of env and headers (after ${VAR} expansion) are secrets: they go
-// to the server and nowhere else. Every text this package reports (status
+// Values of headers, long values of env and whatever ${VAR} brings in are
+// secrets: they go to the server and nowhere else. Every text this package reports (status
 // errors, log lines, tool results) passes the redactor, which replaces
 // them with ***. Child processes get their environment from childEnv, the
 // one function that builds it.

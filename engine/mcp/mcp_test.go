@@ -87,6 +87,12 @@ func TestLoadConfigs(t *testing.T) {
 	if b := byName["b"]; b.Problem != "environment variable not set: MISSING (in url)" || b.Headers["Authorization"] != "Bearer tok-secret" {
 		t.Errorf("b: %+v", b)
 	}
+	if a := cfgs[0]; a.Name != "a" || strings.Join(a.secrets, ",") != "" {
+		t.Errorf("project a: %+v", a)
+	}
+	if got := newRedactor(byName["b"].secrets).text("Bearer tok-secret"); got != "***" {
+		t.Errorf("b's secrets redact to %q", got)
+	}
 	if c := byName["c"]; !strings.Contains(c.Problem, "unknown type") {
 		t.Errorf("c: %+v", c)
 	}

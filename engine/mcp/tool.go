@@ -37,7 +37,7 @@ func (s *server) newTool(t *mcp.Tool) *tool {
 			schema = b
 		}
 	}
-	return &tool{s: s, name: t.Name, full: toolName(s.cfg.Name, t.Name), description: desc, schema: schema}
+	return &tool{s: s, name: t.Name, full: toolName(s.cfg.Name, t.Name), description: s.red.text(desc), schema: schema}
 }
 
 func (t *tool) Name() string                    { return t.full }
