@@ -43,7 +43,7 @@ func TestScripts(t *testing.T) {
 		// scenarios never see the developer's OLLAMA_HOST.
 		// The third-party MCP server of mcp_npm_server_everything, when
 		// .ci/run installed it (else the scenario runs it through npx).
-		env.Setenv("XCSH_MCP_EVERYTHING", os.Getenv("XCSH_MCP_EVERYTHING"))
+		env.Setenv("XCSH_MCP_EVERYTHING", mcpEverything())
 		if liveOllama() {
 			for _, k := range []string{"OLLAMA_HOST", "XCSH_LIVE_OLLAMA_MODEL"} {
 				env.Setenv(k, os.Getenv(k))
@@ -56,7 +56,7 @@ func TestScripts(t *testing.T) {
 		case "live-ollama":
 			return liveOllama(), nil
 		case "mcp-everything-installed":
-			return os.Getenv("XCSH_MCP_EVERYTHING") != "", nil
+			return mcpEverything() != "", nil
 		}
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
@@ -202,4 +202,25 @@ func mcpServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	url, stop := mcptest.NewHTTP(token)
 	ts.Defer(stop)
 	ts.Setenv(args[1], url)
+}
+
+// mcpEverything is the entry point of the npm "everything" MCP server:
+// $XCSH_MCP_EVERYTHING, else where .ci/run installs it, else "".
+func mcpEverything() string {
+	if p := os.Getenv("XCSH_MCP_EVERYTHING"); p != "" {
+		return p
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		cache = filepath.Join(home, ".cache")
+	}
+	p := filepath.Join(cache, "xcsh-ci", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }

@@ -24,8 +24,12 @@ type serverConfig struct {
 	URL       string
 	Headers   map[string]string // expanded
 	Timeout   time.Duration     // per call; 0: the manager's default
-	Disabled  bool
-	File      string // the file that defined it
+	// StartTimeout bounds connecting and listing the tools; 0: the
+	// manager's default. A model call waits for a starting server that
+	// long at most.
+	StartTimeout time.Duration
+	Disabled     bool
+	File         string // the file that defined it
 	// Problem is why the entry cannot start (a missing variable, no
 	// command); the server is reported failed with it.
 	Problem string
@@ -44,7 +48,8 @@ type rawServer struct {
 	URL      string            `json:"url"`
 	Headers  map[string]string `json:"headers"`
 	Disabled bool              `json:"disabled"`
-	Timeout  *float64          `json:"timeout"` // milliseconds
+	Timeout  *float64          `json:"timeout"`        // milliseconds
+	Startup  *float64          `json:"startupTimeout"` // milliseconds
 }
 
 // configFiles lists the configuration files in precedence order (a
@@ -125,6 +130,9 @@ func parseServer(name, file string, raw rawServer, getenv func(string) string) s
 	c := serverConfig{Name: name, File: file, Disabled: raw.Disabled, Cwd: raw.Cwd}
 	if raw.Timeout != nil && *raw.Timeout > 0 {
 		c.Timeout = time.Duration(*raw.Timeout * float64(time.Millisecond))
+	}
+	if raw.Startup != nil && *raw.Startup > 0 {
+		c.StartTimeout = time.Duration(*raw.Startup * float64(time.Millisecond))
 	}
 	var missing []string
 	expand := func(s, field string) string {

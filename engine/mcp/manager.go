@@ -143,13 +143,20 @@ func (m *Manager) Settle(ctx context.Context) {
 	if m.host == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, m.o.SettleWait)
-	defer cancel()
+	lctx, lcancel := context.WithTimeout(ctx, m.o.SettleWait)
+	defer lcancel()
 	select {
 	case <-m.loaded:
-	case <-ctx.Done():
+	case <-lctx.Done():
 		return
 	}
+	// A server given a longer startupTimeout is waited for that long.
+	wait := m.o.SettleWait
+	for _, s := range m.servers {
+		wait = max(wait, s.cfg.StartTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	for _, s := range m.servers {
 		s.waitStarted(ctx)
 	}

@@ -92,7 +92,8 @@ func (s *server) beginStart() chan struct{} {
 // runStart connects, lists the tools and installs them, then ends the
 // start (closes ch): whoever waits for the start finds the tools in place.
 func (s *server) runStart(ch chan struct{}) {
-	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.o.StartTimeout)
+	bound := s.startTimeout()
+	ctx, cancel := context.WithTimeout(s.m.ctx, bound)
 	defer cancel()
 	cs, proc, err := s.connect(ctx)
 	var tools []engine.Tool
@@ -104,7 +105,7 @@ func (s *server) runStart(ch chan struct{}) {
 			s.m.goBackground(func() { closeSession(cs, proc) })
 		}
 		s.mu.Lock()
-		s.state, s.errText = stateFailed, s.red.text(startError(err, ctx, s.m.o.StartTimeout, s.tail))
+		s.state, s.errText = stateFailed, s.red.text(startError(err, ctx, bound, s.tail))
 		s.starting = nil
 		s.mu.Unlock()
 		s.m.warnf("MCP server %q failed to start: %s", s.cfg.Name, s.errText)
@@ -136,6 +137,14 @@ func (s *server) runStart(ch chan struct{}) {
 	s.starting = nil
 	s.mu.Unlock()
 	close(ch)
+}
+
+// startTimeout is the entry's startupTimeout, else the manager's.
+func (s *server) startTimeout() time.Duration {
+	if s.cfg.StartTimeout > 0 {
+		return s.cfg.StartTimeout
+	}
+	return s.m.o.StartTimeout
 }
 
 // startError describes a failed start.
