@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/export"
+	"github.com/xcsh-go/xcsh/engine/mcp"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
@@ -82,9 +83,13 @@ type options struct {
 	maxLineBytes                                    int
 	print, listModels                               bool
 	procs                                           procFlags // procs: keys and sandbox (supervise.go)
+	// The user's setup (resources.go): context files, skills, templates
+	// and MCP servers.
+	noContextFiles, noSkills, noTemplates, noMCP bool
+	skills, templates, mcpConfigs                []string
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
-	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
-	providerSessionID                                                        string
+	noTitle, noRules, noLSP, noPTY, noExtensions, allowHome bool
+	providerSessionID                                       string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -168,12 +173,19 @@ and keys; architecture.md: how it is built).`,
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
 	addProcFlags(f, &o.procs) // procs: supervise.go
+	f.BoolVar(&o.noContextFiles, "no-context-files", false, "do not read AGENTS.md / CLAUDE.md into the system prompt")
+	f.BoolVar(&o.noSkills, "no-skills", false, "do not discover skills (--skill paths are still read)")
+	f.StringArrayVar(&o.skills, "skill", nil, "a skill file or directory of skills to load (repeatable)")
+	f.BoolVar(&o.noTemplates, "no-prompt-templates", false, "do not discover prompt templates (--prompt-template paths are still read)")
+	f.StringArrayVar(&o.templates, "prompt-template", nil, "a prompt template file or directory to load (repeatable)")
+	f.BoolVar(&o.noMCP, "no-mcp", false, "do not start MCP servers")
+	f.StringArrayVar(&o.mcpConfigs, "mcp-config", nil, "an MCP configuration file ({\"mcpServers\":{…}}) to read first (repeatable)")
 	for _, nf := range []struct {
 		p    *bool
 		name string
 	}{
-		{&o.noTitle, "no-title"}, {&o.noSkills, "no-skills"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
-		{&o.noMCP, "no-mcp"}, {&o.noPTY, "no-pty"}, {&o.noExtensions, "no-extensions"}, {&o.allowHome, "allow-home"},
+		{&o.noTitle, "no-title"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
+		{&o.noPTY, "no-pty"}, {&o.noExtensions, "no-extensions"}, {&o.allowHome, "allow-home"},
 	} {
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
 	}
@@ -239,6 +251,9 @@ type agentSetup struct {
 	ms  *modelSetup
 	// sandbox is get_state.sandbox; nil when off.
 	sandbox *engine.SandboxState
+	// mcp runs the MCP servers (nil with --no-mcp); started with the
+	// session, closed when the front is done.
+	mcp *mcp.Manager
 	// keepModel and keepThinking: the command line chose them, so a resumed
 	// session does not restore its own.
 	keepModel, keepThinking bool
@@ -319,13 +334,13 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	promptOpts := engine.SystemPromptOptions{
 		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
 		Custom: textOrFile("--system-prompt", o.systemPrompt, stderr), Append: textOrFile("--append-system-prompt", o.appendSystemPrompt, stderr),
-		Context: engine.LoadContextFiles(cwd, sessionfile.AgentDir(os.Getenv), readContextFile),
 	}
 	sysPrompt := engine.BuildSystemPrompt(promptOpts)
-	// set_host_tools rebuilds the prompt for the new tool set.
-	rebuildPrompt := func(tools []engine.Tool) string {
+	// The resources, once read, and every change of the tool set
+	// (set_host_tools, MCP servers) rebuild the prompt.
+	rebuildPrompt := func(p engine.PromptParts) string {
 		po := promptOpts
-		po.Tools = tools
+		po.Tools, po.Context, po.Skills = p.Tools, p.Context, p.Skills
 		return engine.BuildSystemPrompt(po)
 	}
 
@@ -333,16 +348,21 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	if policy != nil {
 		gate = policy.gate
 	}
+	mcpServers := mcpManager(o, cwd, os.Getenv, clock, stderr)
+	var toolSources []engine.ToolSource
+	if mcpServers != nil {
+		toolSources = append(toolSources, mcpServers)
+	}
 	cfg := engine.Config{
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
 		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
-		RebuildPrompt: rebuildPrompt, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
+		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), ToolSources: toolSources, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	}
-	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
+	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, mcp: mcpServers, keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
 }
 
 // start builds the session with the front's sink and host link, and
@@ -361,7 +381,19 @@ func (a *agentSetup) start(sink engine.Sink, host engine.HostLink, stderr io.Wri
 			}
 		})
 	}
+	if a.mcp != nil {
+		// In the background, once the session is ready (its resources
+		// read): a front's first frame never waits for a server.
+		a.mcp.Start(sess, sess.Ready())
+	}
 	return sess
+}
+
+// closeMCP stops the MCP servers (after the front is done).
+func (a *agentSetup) closeMCP() {
+	if a.mcp != nil {
+		a.mcp.Close()
+	}
 }
 
 // runRPC serves the RPC protocol on stdin and stdout until stdin closes,
@@ -399,6 +431,7 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 	}()
 
 	err := srv.Run(ctx, stdin)
+	a.closeMCP()
 	killChildren()
 	// Make the session file durable. Bounded: after the shutdown grace ran
 	// out, the executor may still be held by the run that did not stop.
