@@ -39,6 +39,7 @@ func TestScripts(t *testing.T) {
 	}
 	p := rpctest.Params(filepath.Join(root, "testscripts"), filepath.Join(root, "golden"), func(env *testscript.Env) error {
 		env.Values[apiServersKey{}] = map[string]recorder{}
+		env.Setenv("XCSH_REPO_ROOT", root)
 		// The live check talks to a real Ollama only when asked to; other
 		// scenarios never see the developer's OLLAMA_HOST.
 		// The third-party MCP server of mcp_npm_server_everything, when
@@ -63,6 +64,7 @@ func TestScripts(t *testing.T) {
 	p.Cmds["apiserver"] = apiServerCmd
 	p.Cmds["mcpserver"] = mcpServerCmd
 	p.Cmds["render"] = renderCmd
+	p.Cmds["docexamples"] = docExamplesCmd
 	testscript.Run(t, p)
 }
 
