@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 )
@@ -193,9 +194,15 @@ func (s *Session) emitMessage(r *run, m Message) {
 // pending are steering messages that were queued before the run started.
 func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 	firstTurn := true
+	calls := 0 // model calls of this loop (Config.MaxTurns)
 	for {
 		more := true
 		for more || len(pending) > 0 {
+			if max := s.cfg.MaxTurns; max > 0 && calls >= max {
+				s.Call(func() { s.turnLimit(r, pending, max) })
+				return
+			}
+			calls++
 			var req *Request
 			// Tools that change on their own (MCP servers starting, a
 			// changed tool list) are in place before the request is built.
@@ -219,12 +226,12 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				})
 				return
 			}
-			calls := msg.ToolCalls()
-			more = len(calls) > 0
+			toolCalls := msg.ToolCalls()
+			more = len(toolCalls) > 0
 			var results []*ToolResultMessage
 			var steer []Message
 			if more {
-				results, steer = s.executeTools(ctx, r, calls)
+				results, steer = s.executeTools(ctx, r, toolCalls)
 			}
 			s.Call(func() {
 				s.emit(TurnEnd{Message: msg, ToolResults: results})
@@ -242,6 +249,29 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 		}
 		pending = follow
 	}
+}
+
+// TurnLimitMessage is the error of a run that reached Config.MaxTurns.
+const TurnLimitMessage = "Turn limit reached: the model asked for more tool calls after %d model calls (--max-turns %d); the run stops here"
+
+// turnLimit ends a run that reached its turn limit: one more turn whose
+// assistant message is the error (recorded, as a provider failure is),
+// after the messages that were waiting to be sent. (actor)
+func (s *Session) turnLimit(r *run, pending []Message, max int) {
+	s.emit(TurnStart{})
+	for _, p := range pending {
+		s.emitMessage(r, p)
+	}
+	m := s.set.model
+	msg := &AssistantMessage{Content: []ContentBlock{}, StopReason: StopError,
+		ErrorMessage: fmt.Sprintf(TurnLimitMessage, max, max), Timestamp: s.now()}
+	if m != nil {
+		msg.API, msg.Provider, msg.Model = m.API, m.Provider, m.ID
+	}
+	s.emit(MessageStart{Message: msg})
+	s.addMessage(r, msg)
+	s.emit(MessageEnd{Message: msg})
+	s.emit(TurnEnd{Message: msg, ToolResults: []*ToolResultMessage{}})
 }
 
 // buildRequest snapshots what the next model call sends, and the tools

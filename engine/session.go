@@ -72,6 +72,10 @@ type Config struct {
 	// RetryBaseDelay is the first retry's wait (doubled for each further
 	// attempt); 0 means DefaultRetryBase.
 	RetryBaseDelay time.Duration
+	// MaxTurns ends a run that keeps calling tools after this many model
+	// calls, with an error message (TurnLimitMessage); 0 is no limit, as
+	// the original.
+	MaxTurns int
 	// InboxSize bounds the actor's mailbox (backpressure); 0 picks a default.
 	InboxSize int
 	// OrderedResults reports the results of parallel (shared) tool calls in

@@ -15,6 +15,10 @@ import (
 // host has gone, so the run is aborted and the process should exit.
 var ErrOutputClosed = errors.New("stdout closed")
 
+// errUnsupported answers the family's commands this agent has no
+// counterpart for (omp's subagents, fast mode, login, handoff).
+var errUnsupported = errors.New("Not supported by this agent (xcsh-go); see docs/compat.md")
+
 // errNotYet marks a protocol command this build does not implement yet.
 var errNotYet = errors.New("not supported yet")
 

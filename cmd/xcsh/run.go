@@ -82,6 +82,7 @@ type options struct {
 	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
 	print, listModels                               bool
+	maxTurns                                        int
 	procs                                           procFlags // procs: keys and sandbox (supervise.go)
 	// The user's setup (resources.go): context files, skills, templates
 	// and MCP servers.
@@ -171,6 +172,7 @@ and keys; architecture.md: how it is built).`,
 	f.StringVar(&o.confirmBash, "confirm-bash", "", "comma-separated command patterns (* and ?) the user must confirm before bash runs them")
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
+	f.IntVar(&o.maxTurns, "max-turns", 0, "end a run after this many model calls when the model keeps calling tools (0: no limit)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
 	addProcFlags(f, &o.procs) // procs: supervise.go
 	f.BoolVar(&o.noContextFiles, "no-context-files", false, "do not read AGENTS.md / CLAUDE.md into the system prompt")
@@ -360,7 +362,7 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
-		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
+		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout), MaxTurns: o.maxTurns,
 	}
 	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, mcp: mcpServers, keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
 }
