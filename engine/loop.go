@@ -40,6 +40,10 @@ type postRun struct {
 	// activity (when work does not start again), just before the session
 	// goes idle: its closing events and the switch to idle are one step.
 	finish func()
+	// resume, if set, runs on the executor when work starts the run again,
+	// after its agent_start and turn_start: what the new run begins with
+	// (a hidden reminder, a continue message).
+	resume func(r *run)
 }
 
 // postStage is one step of the post-run decision: it looks at the run that
@@ -147,6 +151,9 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 			r.newMessages = nil
 			s.emit(AgentStart{})
 			s.emit(TurnStart{})
+			if post.resume != nil {
+				post.resume(r)
+			}
 		})
 		pending = nil
 	}

@@ -62,6 +62,9 @@ type Config struct {
 	RetryBaseDelay time.Duration
 	// InboxSize bounds the actor's mailbox (backpressure); 0 picks a default.
 	InboxSize int
+	// TodoClearDelay is how long a completed or abandoned task stays in the
+	// todo list; 0 means DefaultTodoClearDelay, negative never clears.
+	TodoClearDelay time.Duration
 	// OrderedResults reports the results of parallel (shared) tool calls in
 	// call order instead of completion order. Only the deterministic test
 	// mode sets it: completion order of parallel calls is a race, and a
@@ -110,7 +113,7 @@ type Session struct {
 	steeringMode  string
 	followUpMode  string
 	interruptMode string
-	todos         []TodoPhase
+	todo          todoState
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
 	stateCache    stateCache
@@ -123,6 +126,11 @@ type Session struct {
 	// are set in New; features plug in there, tests in front.
 	stages  []postStage
 	watches []streamWatch
+	// timers is the parent context of the session's own timers (todo
+	// auto-clear); Close cancels it (stopTimers) so they end with the
+	// session.
+	timers     context.Context
+	stopTimers context.CancelFunc
 }
 
 type queued struct {
@@ -170,7 +178,8 @@ func New(cfg Config) *Session {
 	}
 	// The post-run stages, in order. Auto-compaction and todo reminders
 	// take their places after retry (agent-core §6.2, §11.2).
-	s.stages = []postStage{s.retryStage}
+	s.stages = []postStage{s.retryStage, s.todoStage}
+	s.timers, s.stopTimers = context.WithCancel(context.Background())
 	if cfg.Model != nil {
 		s.set.thinking = cfg.Thinking.Clamp(*cfg.Model, cfg.ThinkingLevel)
 	}
@@ -187,7 +196,10 @@ func (s *Session) Stop() { close(s.stop) }
 // Close waits for every goroutine the session started (runs, tool calls,
 // RPC bash commands) to return. Call it after the session went idle and
 // Loop returned; work still running must have been cancelled first.
-func (s *Session) Close() { s.wg.Wait() }
+func (s *Session) Close() {
+	s.stopTimers()
+	s.wg.Wait()
+}
 
 // Post runs fn on the actor: now, on the calling goroutine, when the actor
 // is free, else after the functions posted before it. It blocks while the
@@ -278,6 +290,7 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 	if s.cfg.Models != nil && !s.cfg.Models.HasKey(*s.set.model) {
 		return &NoAPIKeyError{Provider: s.set.model.Provider}
 	}
+	s.todo.reminders = 0 // the reminders count from the last user prompt
 	s.startRun([]Message{msg})
 	return nil
 }
@@ -359,7 +372,7 @@ func (s *Session) State() State {
 		MessageCount:          len(s.rec.context),
 		QueuedMessageCount:    len(s.steering) + len(s.followUps),
 		PendingMessageCount:   len(s.steering) + len(s.followUps),
-		TodoPhases:            s.todos,
+		TodoPhases:            s.todo.phases,
 		SystemPrompt:          s.set.systemPrompt,
 		DumpTools:             make([]ToolDump, 0, len(s.set.tools)),
 	}

@@ -194,8 +194,8 @@ func newTranscript(entries []*Entry, leaf string, store Store) (transcript, erro
 }
 
 // install makes the session r: a new record, store and identity. Queues,
-// deferred bash records, todos and retry state are cleared, as the
-// original does on a switch. It returns the previous store, for the
+// deferred bash records and retry state are cleared, and the todo list is
+// the one the new branch last wrote, as the original does on a switch. It returns the previous store, for the
 // caller to close. (actor)
 func (s *Session) install(r record) (old Store, err error) {
 	t, err := newTranscript(r.entries, r.leaf, r.store)
@@ -205,7 +205,9 @@ func (s *Session) install(r record) (old Store, err error) {
 	old, s.rec = s.rec.store, t
 	s.set.id, s.set.file, s.set.name = r.id, r.file, r.name
 	s.set.version++
-	s.steering, s.followUps, s.deferredBash, s.todos = nil, nil, nil, nil
+	s.steering, s.followUps, s.deferredBash = nil, nil, nil
+	s.restoreTodos()
+	s.todo.reminders = 0
 	s.retry.attempt = 0
 	s.truncWarned = false
 	return old, nil

@@ -53,7 +53,7 @@ var handlers = map[string]handler{
 	"clone":                   (*Server).cmdClone,
 	"export_html":             (*Server).cmdExportHTML,
 	"set_host_tools":          (*Server).cmdSetHostTools,
-	"set_todos":               (*Server).notYet,
+	"set_todos":               (*Server).cmdSetTodos,
 	"compact":                 (*Server).notYet,
 	"set_auto_compaction":     (*Server).notYet,
 }

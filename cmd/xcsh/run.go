@@ -76,6 +76,7 @@ type options struct {
 	systemPrompt, appendSystemPrompt                string
 	rpcUpdates                                      string
 	retryBaseDelay, streamIdleTimeout               time.Duration
+	todoClearDelay                                  time.Duration
 	ui, confirmOutside                              bool
 	confirmBash                                     string
 	confirmTimeout                                  time.Duration
@@ -120,6 +121,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&o.rpcUpdates, "rpc-updates", rpc.UpdatesFull, "message_update frames: full (with partial snapshots) or delta")
 	f.DurationVar(&o.retryBaseDelay, "retry-base-delay", engine.DefaultRetryBase, "first auto-retry wait; doubled for each further attempt")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", engine.DefaultStreamIdleTimeout, "end a model call that sends nothing for this long (retryable); 0 disables")
+	f.DurationVar(&o.todoClearDelay, "todo-clear-delay", engine.DefaultTodoClearDelay, "how long a completed or abandoned todo stays listed (0: at once, negative: never)")
 	f.BoolVar(&o.ui, "ui", false, "the host answers extension UI dialogs: offers the ask tool")
 	f.StringVar(&o.confirmBash, "confirm-bash", "", "comma-separated command patterns (* and ?) the user must confirm before bash runs them")
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
@@ -257,6 +259,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
+		TodoClearDelay: clearDelay(o.todoClearDelay),
 	})
 	srv.Attach(sess)
 	if l := ss.resumed(); l != nil {
@@ -318,6 +321,15 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 func idleTimeout(d time.Duration) time.Duration {
 	if d <= 0 {
 		return -1
+	}
+	return d
+}
+
+// clearDelay maps the flag (0: at once) to the engine's setting (0: the
+// default).
+func clearDelay(d time.Duration) time.Duration {
+	if d == 0 {
+		return time.Nanosecond
 	}
 	return d
 }

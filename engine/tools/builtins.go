@@ -11,6 +11,9 @@ import (
 // model (and reported by get_state's dumpTools).
 var Names = []string{"read", "write", "edit", "bash", "grep", "find"}
 
+// Optional lists the built-in tools offered only when --tools names them.
+var Optional = []string{"todo_write"}
+
 var constructors = map[string]func(Options) engine.Tool{
 	"read":  NewRead,
 	"write": NewWrite,
@@ -18,6 +21,9 @@ var constructors = map[string]func(Options) engine.Tool{
 	"bash":  NewBash,
 	"grep":  NewGrep,
 	"find":  NewFind,
+	// Not in Names: offering it changes every session's tool list and
+	// system prompt, so it is chosen with --tools for now.
+	"todo_write": NewTodoWrite,
 }
 
 // Builtins returns every built-in tool, and ask when the host has a UI.
@@ -48,7 +54,7 @@ func Select(o Options, names []string) ([]engine.Tool, error) {
 			c, ok = NewAsk, true
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown tool %q (available: %s)", n, strings.Join(Names, ", "))
+			return nil, fmt.Errorf("unknown tool %q (available: %s)", n, strings.Join(append(append([]string{}, Names...), Optional...), ", "))
 		}
 		seen[n] = true
 		out = append(out, c(o))

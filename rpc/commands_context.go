@@ -1,0 +1,53 @@
+package rpc
+
+import (
+	"encoding/json"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// The context commands: set_todos, compact and set_auto_compaction.
+
+type todoPhaseArg struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Tasks json.RawMessage `json:"tasks"`
+}
+
+// cmdSetTodos replaces the todo list with the host's and answers it as
+// stored ({"todoPhases":[…]}): the original's projection, nothing
+// validated or generated. phases must be an array, and so must every
+// phase's tasks (the original throws a TypeError there).
+func (s *Server) cmdSetTodos(c *command) {
+	raw := member(c.line, "phases")
+	var phases []json.RawMessage
+	if raw == nil || raw[0] != '[' || readExact(raw, &phases) != nil {
+		s.fail(c, errMustBe(c.typ, "phases", "an array"))
+		return
+	}
+	list := make([]engine.TodoPhase, 0, len(phases))
+	for _, rp := range phases {
+		var p todoPhaseArg
+		if rp[0] != '{' || readExact(rp, &p) != nil {
+			s.fail(c, errMustBe(c.typ, "phases[]", "an object with id, name and tasks"))
+			return
+		}
+		var tasks []engine.TodoItem
+		if len(p.Tasks) == 0 || p.Tasks[0] != '[' {
+			s.fail(c, errMustBe(c.typ, "tasks", "an array"))
+			return
+		}
+		if err := readExact(p.Tasks, &tasks); err != nil {
+			s.fail(c, errInvalid(c.typ, "a task's id, content, status and notes must be strings"))
+			return
+		}
+		if tasks == nil {
+			tasks = []engine.TodoItem{}
+		}
+		list = append(list, engine.TodoPhase{ID: p.ID, Name: p.Name, Tasks: tasks})
+	}
+	stored := s.sess.SetTodos(list)
+	s.okJSON(c, struct {
+		TodoPhases []engine.TodoPhase `json:"todoPhases"`
+	}{stored})
+}
