@@ -22,6 +22,9 @@ type run struct {
 	// promptChars is the estimated size of the current request, kept only
 	// for APIs that truncate silently (see truncation.go).
 	promptChars int
+	// overflows counts the compactions this run made after overflow
+	// errors.
+	overflows int
 	// Open block indexes of the partial, by kind (-1 when none).
 	curText, curThinking, curTool int
 	stop                          StopReason
@@ -73,31 +76,53 @@ func (s *Session) decidePostRun(r *run, aborted bool) *postRun {
 // empty slice.
 type streamWatch func(r *run, ev StreamEvent) error
 
-// startRun begins a run with the given prompt messages. (actor)
-func (s *Session) startRun(prompts []Message) {
+// startRun begins a run with the given prompt messages; with pre, after
+// that work (a compaction before the prompt), which the run starts after
+// whatever its outcome. (actor)
+func (s *Session) startRun(prompts []Message, pre *postRun) {
 	r := &run{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	removeRun := s.acts.add(ActRun, cancel)
 	s.run = r
-	s.phase = PhaseRunning
-	// Bash executions recorded during the previous run join the context
-	// before the new prompt, as the original flushes them.
-	for _, m := range s.deferredBash {
-		s.appendMessage(m)
+	var pending []Message
+	open := func() {
+		s.phase = PhaseRunning
+		// Bash executions recorded during the previous run join the context
+		// before the new prompt, as the original flushes them.
+		for _, m := range s.deferredBash {
+			s.appendMessage(m)
+		}
+		s.deferredBash = nil
+		s.emit(AgentStart{})
+		s.emit(TurnStart{})
+		for _, p := range prompts {
+			s.emitMessage(r, p)
+		}
+		pending = dequeue(&s.steering, s.steeringMode)
 	}
-	s.deferredBash = nil
-	// The opening events are emitted here, on the actor, so they follow the
-	// prompt's acknowledgement directly and precede anything the host sends
-	// next: a piped transcript is deterministic up to the model call.
-	s.emit(AgentStart{})
-	s.emit(TurnStart{})
-	for _, p := range prompts {
-		s.emitMessage(r, p)
+	var pctx context.Context
+	var pcancel context.CancelCauseFunc
+	var removePre func()
+	if pre == nil {
+		// The opening events are emitted here, on the actor, so they follow
+		// the prompt's acknowledgement directly and precede anything the
+		// host sends next: a piped transcript is deterministic up to the
+		// model call.
+		open()
+	} else {
+		s.phase = pre.phase
+		pctx, pcancel = context.WithCancelCause(ctx)
+		removePre = s.acts.add(pre.act, pcancel)
 	}
-	pending := dequeue(&s.steering, s.steeringMode)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		if pre != nil {
+			pre.work(pctx)
+			removePre()
+			pcancel(nil)
+			s.Call(open)
+		}
 		s.activity(ctx, r, pending)
 		removeRun()
 		cancel(nil)

@@ -46,6 +46,8 @@ type Config struct {
 	// when it is set (pi's PI_RPC_EMIT_TITLE).
 	AnnounceName bool
 	Store        Store // the initial record's store; nil: a MemoryStore
+	// Compaction configures compaction (budgets, automatic or not).
+	Compaction CompactionSettings
 	SystemPrompt string
 	Clock        Clock
 	IDs          IDSource
@@ -114,6 +116,7 @@ type Session struct {
 	followUpMode  string
 	interruptMode string
 	todo          todoState
+	compact       compactState
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
 	stateCache    stateCache
@@ -172,13 +175,14 @@ func New(cfg Config) *Session {
 		steeringMode:  ModeOneAtATime,
 		followUpMode:  ModeOneAtATime,
 		interruptMode: ModeWait,
+		compact:       compactState{disabled: cfg.Compaction.Disabled},
 	}
 	if s.rec.store == nil {
 		s.rec.store = &MemoryStore{}
 	}
 	// The post-run stages, in order. Auto-compaction and todo reminders
 	// take their places after retry (agent-core §6.2, §11.2).
-	s.stages = []postStage{s.retryStage, s.todoStage}
+	s.stages = []postStage{s.retryStage, s.compactionStage, s.todoStage}
 	s.timers, s.stopTimers = context.WithCancel(context.Background())
 	if cfg.Model != nil {
 		s.set.thinking = cfg.Thinking.Clamp(*cfg.Model, cfg.ThinkingLevel)
@@ -239,7 +243,11 @@ func (s *Session) Phase() Phase { return s.phase }
 
 // IsStreaming reports whether a prompt's activity is under way: a run, or
 // the retry wait that belongs to it. (actor)
-func (s *Session) IsStreaming() bool { return s.phase == PhaseRunning || s.phase == PhaseRetrying }
+func (s *Session) IsStreaming() bool {
+	// A compaction that belongs to a prompt (before it, or after its
+	// agent_end) keeps the prompt in flight, as the original reports it.
+	return s.phase == PhaseRunning || s.phase == PhaseRetrying || (s.phase == PhaseCompacting && s.run != nil)
+}
 
 // IsCompacting reports whether a compaction is under way. (actor)
 func (s *Session) IsCompacting() bool { return s.phase == PhaseCompacting }
@@ -291,7 +299,11 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 		return &NoAPIKeyError{Provider: s.set.model.Provider}
 	}
 	s.todo.reminders = 0 // the reminders count from the last user prompt
-	s.startRun([]Message{msg})
+	var pre *postRun
+	if reason, last := s.promptCompaction(); reason != "" {
+		pre = s.preCompaction(reason, last)
+	}
+	s.startRun([]Message{msg}, pre)
 	return nil
 }
 
@@ -368,7 +380,7 @@ func (s *Session) State() State {
 		SessionFile:           s.set.file,
 		SessionID:             s.set.id,
 		SessionName:           s.set.name,
-		AutoCompactionEnabled: true,
+		AutoCompactionEnabled: !s.compact.disabled,
 		MessageCount:          len(s.rec.context),
 		QueuedMessageCount:    len(s.steering) + len(s.followUps),
 		PendingMessageCount:   len(s.steering) + len(s.followUps),

@@ -160,6 +160,47 @@ func (t *transcript) hideLast() {
 	t.context = t.context[:len(t.context)-1]
 }
 
+// entryOf returns the id of the branch entry that records m, walking back
+// from the leaf ("" when none does).
+func (t *transcript) entryOf(m Message) string {
+	for id := t.leaf; id != ""; {
+		i, ok := t.index[id]
+		if !ok {
+			break
+		}
+		e := t.entries[i]
+		if e.Type == EntryMessage && e.Message == m {
+			return id
+		}
+		id = e.ParentID
+	}
+	return ""
+}
+
+// hide takes m's entry out of the context, keeping it in the record (a
+// failed request that an overflow recovery sends again).
+func (t *transcript) hide(m Message) {
+	id := t.entryOf(m)
+	if id == "" || t.hidden[id] {
+		return
+	}
+	if t.hidden == nil {
+		t.hidden = map[string]bool{}
+	}
+	t.hidden[id] = true
+	if n := len(t.context); n > 0 && t.context[n-1] == m {
+		t.context = t.context[:n-1]
+		return
+	}
+	t.context = t.deriveContext(t.branch(t.leaf))
+}
+
+// inContext reports whether m is recorded on the branch and not hidden.
+func (t *transcript) inContext(m Message) bool {
+	id := t.entryOf(m)
+	return id != "" && !t.hidden[id]
+}
+
 // record is what a session's record is installed from: a new session, a
 // file loaded at start-up or by switch_session, a branch, a fork or a
 // clone.

@@ -54,8 +54,8 @@ var handlers = map[string]handler{
 	"export_html":             (*Server).cmdExportHTML,
 	"set_host_tools":          (*Server).cmdSetHostTools,
 	"set_todos":               (*Server).cmdSetTodos,
-	"compact":                 (*Server).notYet,
-	"set_auto_compaction":     (*Server).notYet,
+	"compact":                 (*Server).cmdCompact,
+	"set_auto_compaction":     (*Server).cmdSetAutoCompaction,
 }
 
 // decode reads the command's fields into v by the reading rule

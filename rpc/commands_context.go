@@ -51,3 +51,41 @@ func (s *Server) cmdSetTodos(c *command) {
 		TodoPhases []engine.TodoPhase `json:"todoPhases"`
 	}{stored})
 }
+
+// cmdCompact summarises the context by hand. It answers when the summary
+// is in place (or failed); the input behind it is held until then, except
+// what passes an abort's hold (get_state, abort, replies): abort cancels
+// the compaction ("Compaction cancelled").
+func (s *Server) cmdCompact(c *command) {
+	var a struct {
+		CustomInstructions *string `json:"customInstructions"`
+	}
+	if err := decode(c, &a); err != nil {
+		s.fail(c, errMustBe(c.typ, "customInstructions", "a string"))
+		return
+	}
+	custom := ""
+	if a.CustomInstructions != nil {
+		custom = *a.CustomInstructions
+	}
+	release := c.later()
+	s.sess.Compact(custom, func(res *engine.CompactionResult, err error) {
+		if err != nil {
+			s.fail(c, err)
+		} else {
+			s.ok(c, res.AppendJSON(nil))
+		}
+		release()
+	})
+}
+
+// cmdSetAutoCompaction turns automatic compaction on or off for this
+// session (never written to the user's settings, DECISIONS "Sessions").
+func (s *Server) cmdSetAutoCompaction(c *command) {
+	on, ok := s.boolArg(c, "enabled")
+	if !ok {
+		return
+	}
+	s.sess.SetAutoCompaction(on)
+	s.ok(c, nil)
+}
