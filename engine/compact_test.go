@@ -12,7 +12,7 @@ import (
 func TestCompactionBudgets(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		window                    int
+		window                   int
 		reserve, keep, threshold int64
 	}{
 		{200000, 16384, 20000, 170000},

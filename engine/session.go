@@ -47,7 +47,7 @@ type Config struct {
 	AnnounceName bool
 	Store        Store // the initial record's store; nil: a MemoryStore
 	// Compaction configures compaction (budgets, automatic or not).
-	Compaction CompactionSettings
+	Compaction   CompactionSettings
 	SystemPrompt string
 	Clock        Clock
 	IDs          IDSource
