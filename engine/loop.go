@@ -25,6 +25,10 @@ type run struct {
 	// overflows counts the compactions this run made after overflow
 	// errors.
 	overflows int
+	// ttsr is the rules' view of the current model call (nil without
+	// rules); ruleCut is set when a rule cut it.
+	ttsr    *ttsrStream
+	ruleCut bool
 	// Open block indexes of the partial, by kind (-1 when none).
 	curText, curThinking, curTool int
 	stop                          StopReason
@@ -289,6 +293,7 @@ func (s *Session) buildRequest(r *run) *Request {
 	for _, t := range r.tools {
 		req.Tools = append(req.Tools, ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
+	r.ttsr, r.ruleCut = s.newTTSRStream(), false
 	r.promptChars = 0
 	if silentTruncationAPIs[r.model.API] && !s.truncWarned {
 		r.promptChars = promptChars(req)
@@ -333,6 +338,9 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		stopWatch()
 		if ctx.Err() == nil && errors.Is(context.Cause(sctx), errStalled) {
 			err = s.stallError()
+		}
+		if ctx.Err() == nil && ttsrCutOf(context.Cause(sctx)) != nil {
+			r.ruleCut = true
 		}
 		scancel(nil)
 	}
@@ -416,7 +424,8 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	msg := s.partial.snapshot()
 	s.partial = nil
 	switch {
-	case ctx.Err() != nil && (err != nil || r.stop == ""):
+	case ctx.Err() != nil && (err != nil || r.stop == ""), r.ruleCut:
+		// Aborted by the user, or cut by a rule (TTSR).
 		msg.StopReason = StopAborted
 		msg.ErrorMessage = AbortedMessage
 	case err != nil:

@@ -47,7 +47,12 @@ type Config struct {
 	AnnounceName bool
 	Store        Store // the initial record's store; nil: a MemoryStore
 	// Compaction configures compaction (budgets, automatic or not).
-	Compaction   CompactionSettings
+	Compaction CompactionSettings
+	// Rules are the TTSR rules, compiled (Rule.Compile); nil: none.
+	Rules []*Rule
+	// Cwd is the working directory tool paths are relative to (TTSR
+	// globs).
+	Cwd          string
 	SystemPrompt string
 	Clock        Clock
 	IDs          IDSource
@@ -117,6 +122,7 @@ type Session struct {
 	interruptMode string
 	todo          todoState
 	compact       compactState
+	ttsr          ttsrState
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
 	stateCache    stateCache
@@ -182,7 +188,10 @@ func New(cfg Config) *Session {
 	}
 	// The post-run stages, in order. Auto-compaction and todo reminders
 	// take their places after retry (agent-core §6.2, §11.2).
-	s.stages = []postStage{s.retryStage, s.compactionStage, s.todoStage}
+	s.stages = []postStage{s.retryStage, s.ttsrStage, s.compactionStage, s.todoStage}
+	if len(cfg.Rules) > 0 {
+		s.watches = []streamWatch{s.ttsrWatch}
+	}
 	s.timers, s.stopTimers = context.WithCancel(context.Background())
 	if cfg.Model != nil {
 		s.set.thinking = cfg.Thinking.Clamp(*cfg.Model, cfg.ThinkingLevel)

@@ -195,6 +195,27 @@ func (t *transcript) hide(m Message) {
 	t.context = t.deriveContext(t.branch(t.leaf))
 }
 
+// hideFrom takes m's entry and every entry after it on the branch out of
+// the context, keeping them in the record (a response a rule cut, and
+// its placeholder results).
+func (t *transcript) hideFrom(m Message) {
+	id := t.entryOf(m)
+	if id == "" {
+		return
+	}
+	if t.hidden == nil {
+		t.hidden = map[string]bool{}
+	}
+	for cur := t.leaf; cur != ""; {
+		t.hidden[cur] = true
+		if cur == id {
+			break
+		}
+		cur = t.entries[t.index[cur]].ParentID
+	}
+	t.context = t.deriveContext(t.branch(t.leaf))
+}
+
 // inContext reports whether m is recorded on the branch and not hidden.
 func (t *transcript) inContext(m Message) bool {
 	id := t.entryOf(m)
@@ -248,6 +269,7 @@ func (s *Session) install(r record) (old Store, err error) {
 	s.set.version++
 	s.steering, s.followUps, s.deferredBash = nil, nil, nil
 	s.restoreTodos()
+	s.restoreTTSR()
 	s.todo.reminders = 0
 	s.retry.attempt = 0
 	s.truncWarned = false

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/export"
+	"github.com/xcsh-go/xcsh/engine/rules"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
@@ -82,8 +83,9 @@ type options struct {
 	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
-	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
-	providerSessionID                                                        string
+	noRules                                                         bool
+	noTitle, noSkills, noLSP, noMCP, noPTY, noExtensions, allowHome bool
+	providerSessionID                                               string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -122,6 +124,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f.DurationVar(&o.retryBaseDelay, "retry-base-delay", engine.DefaultRetryBase, "first auto-retry wait; doubled for each further attempt")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", engine.DefaultStreamIdleTimeout, "end a model call that sends nothing for this long (retryable); 0 disables")
 	f.DurationVar(&o.todoClearDelay, "todo-clear-delay", engine.DefaultTodoClearDelay, "how long a completed or abandoned todo stays listed (0: at once, negative: never)")
+	f.BoolVar(&o.noRules, "no-rules", false, "do not load TTSR rules (.xcsh/rules, .cursor/rules, ...)")
 	f.BoolVar(&o.ui, "ui", false, "the host answers extension UI dialogs: offers the ask tool")
 	f.StringVar(&o.confirmBash, "confirm-bash", "", "comma-separated command patterns (* and ?) the user must confirm before bash runs them")
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
@@ -131,7 +134,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		p    *bool
 		name string
 	}{
-		{&o.noTitle, "no-title"}, {&o.noSkills, "no-skills"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
+		{&o.noTitle, "no-title"}, {&o.noSkills, "no-skills"}, {&o.noLSP, "no-lsp"},
 		{&o.noMCP, "no-mcp"}, {&o.noPTY, "no-pty"}, {&o.noExtensions, "no-extensions"}, {&o.allowHome, "allow-home"},
 	} {
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
@@ -251,6 +254,10 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	if policy != nil {
 		gate = policy.gate
 	}
+	var ttsrRules []*engine.Rule
+	if !o.noRules {
+		ttsrRules = rules.Discover(cwd, sessionfile.AgentDir(os.Getenv), stderr)
+	}
 	sess := engine.New(engine.Config{
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
 		Models: registryModels{ms.reg}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
@@ -259,7 +266,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
-		TodoClearDelay: clearDelay(o.todoClearDelay),
+		TodoClearDelay: clearDelay(o.todoClearDelay), Rules: ttsrRules, Cwd: cwd,
 	})
 	srv.Attach(sess)
 	if l := ss.resumed(); l != nil {
