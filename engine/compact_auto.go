@@ -118,8 +118,9 @@ func (s *Session) autoCompaction(reason string, willRetry bool) *postRun {
 		}}
 }
 
-// promptCompaction is the check before a prompt (§6.2): the last response
-// since the latest compaction (aborted ones included) over the threshold,
+// promptCompaction is the check before a prompt (§6.2), tool-output
+// pruning included: the last response since the latest compaction
+// (aborted ones included) over the threshold,
 // or failed on an overflow that was not recovered (automatic compaction
 // was off then, or the model changed to a smaller window). It returns the
 // reason ("" for none) and the response. (actor)
@@ -153,8 +154,12 @@ func (s *Session) promptCompaction() (string, *AssistantMessage) {
 		}
 		return "", nil
 	}
+	if silentOverflow(msg, cur.ContextWindow) {
+		return "threshold", msg
+	}
+	saved := s.pruneToolOutputs()
 	_, _, threshold := s.cfg.Compaction.Budgets(cur.ContextWindow)
-	if silentOverflow(msg, cur.ContextWindow) || (threshold > 0 && contextTokens(msg.Usage) > threshold) {
+	if threshold > 0 && contextTokens(msg.Usage)-saved > threshold {
 		return "threshold", msg
 	}
 	return "", nil

@@ -267,31 +267,31 @@ func conversationPrompt(conversation, previous string, extra []string, instructi
 }
 
 // chunks cuts the conversation to summarise into parts that each fit the
-// window beside the summary budget, the prompt and the summary so far
-// (which grows to at most that budget). One part when the window is
-// unknown or large enough.
+// window beside the summary budget and the prompt: one part when it fits
+// with the previous summary as it is (or the window is unknown), else
+// parts that also leave room for the summary so far (which grows to at
+// most the output budget). A part is never smaller than
+// minChunkTokens; a message larger than a part is cut.
 func (j *summaryJob) chunks(prep *CompactionPreparation) []string {
 	window := int64(j.model.ContextWindow)
 	whole := serializeConversation(prep.ToSummarize)
 	if window <= 0 {
 		return []string{whole}
 	}
+	// Estimates (chars/4) become real tokens through the ratio.
 	ratio := max(prep.Ratio, 1)
+	real := func(chars int) int64 { return int64(float64(chars) / 4 * ratio) }
 	out := j.reserve * 8 / 10
-	overhead := int64(len(summarySystemPrompt)+len(summaryUpdatePrompt)+len(j.custom)+256) / 4
+	overhead := len(summarySystemPrompt) + len(summaryUpdatePrompt) + len(j.custom) + 256
 	for _, e := range j.extra {
-		overhead += int64(len(e)+3) / 4
+		overhead += len(e) + 4
 	}
-	// The summary so far takes up to the output budget once merged.
-	room := int64(float64(window-out-max(out, int64(len(prep.PreviousSummary)/4))-overhead) / ratio)
-	if int64(len(whole)/4) <= room || room <= 0 {
-		if room <= 0 {
-			room = 256 // a window too small for anything: small steps still progress
-		} else {
-			return []string{whole}
-		}
+	if real(len(whole)+overhead+len(prep.PreviousSummary)) <= window-out {
+		return []string{whole}
 	}
-	limit := int(room * 4)
+	roomTokens := window - out - max(out, real(len(prep.PreviousSummary))) - real(overhead)
+	limit := int(float64(roomTokens) * 4 / ratio)
+	limit = max(limit, minChunkTokens*4)
 	var chunks []string
 	var cur strings.Builder
 	for _, m := range ConvertToLLM(prep.ToSummarize) {
@@ -316,6 +316,11 @@ func (j *summaryJob) chunks(prep *CompactionPreparation) []string {
 	}
 	return chunks
 }
+
+// minChunkTokens is the smallest part a conversation is cut into for
+// summarising: below it a window is too small to summarise anything, and
+// a part that overflows fails like any request.
+const minChunkTokens = 256
 
 // call sends one summary request and returns the text of the answer,
 // retrying a transient failure (on the session's clock) up to

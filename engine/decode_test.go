@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +62,9 @@ func TestGoldenMessagesRoundTrip(t *testing.T) {
 	roles := map[string]int{}
 	total := 0
 	for _, file := range files {
+		if strings.HasSuffix(file, "_requests.jsonl") {
+			continue // request bodies a provider received: its wire, not ours
+		}
 		f, err := os.Open(file)
 		if err != nil {
 			t.Fatal(err)
