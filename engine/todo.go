@@ -43,12 +43,15 @@ func (TodoAutoClear) AppendJSON(dst []byte) []byte {
 	return append(appendType(dst, "todo_auto_clear"), '}')
 }
 
+// todoTimer is one pending auto-clear; stop ends its wait.
+type todoTimer struct{ stop func() }
+
 // todoState is the actor state of the todo list.
 type todoState struct {
 	phases []TodoPhase
 	// timers are the pending auto-clears, by task id (tasks without an id
-	// share the key "", as in the original); each value stops its timer.
-	timers map[string]func()
+	// share the key "", as in the original).
+	timers map[string]*todoTimer
 	// reminders counts the todo reminders sent since the last user
 	// prompt.
 	reminders int
@@ -114,9 +117,9 @@ func (s *Session) armTodoTimers() {
 			}
 		}
 	}
-	for id, stop := range s.todo.timers {
+	for id, t := range s.todo.timers {
 		if !done[id] {
-			stop()
+			t.stop()
 			delete(s.todo.timers, id)
 		}
 	}
@@ -132,17 +135,18 @@ func (s *Session) armTodoTimers() {
 			continue
 		}
 		if s.todo.timers == nil {
-			s.todo.timers = map[string]func(){}
+			s.todo.timers = map[string]*todoTimer{}
 		}
 		s.todo.timers[id] = s.startTodoTimer(id, delay)
 	}
 }
 
 // startTodoTimer waits for delay on the clock, then removes the finished
-// tasks with this id. The wait ends early when the returned stop function
-// is called or the session closes. (actor)
-func (s *Session) startTodoTimer(id string, delay time.Duration) (stop func()) {
+// tasks with this id, unless the timer was stopped meanwhile (the task
+// reopened, the list replaced, the session closed). (actor)
+func (s *Session) startTodoTimer(id string, delay time.Duration) *todoTimer {
 	ctx, cancel := context.WithCancel(s.timers)
+	t := &todoTimer{stop: cancel}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -151,14 +155,14 @@ func (s *Session) startTodoTimer(id string, delay time.Duration) (stop func()) {
 			return
 		}
 		s.Post(func() {
-			if ctx.Err() != nil {
-				return // stopped while this was queued
+			if s.todo.timers[id] != t {
+				return // stopped, or replaced by a newer timer
 			}
 			delete(s.todo.timers, id)
 			s.clearFinished(id)
 		})
 	}()
-	return cancel
+	return t
 }
 
 // clearFinished removes the finished tasks with this id (and the phases
@@ -193,8 +197,8 @@ func (s *Session) clearFinished(id string) {
 // stopTodoTimers stops every pending auto-clear (the list is replaced or
 // the session closes). (actor)
 func (s *Session) stopTodoTimers() {
-	for id, stop := range s.todo.timers {
-		stop()
+	for id, t := range s.todo.timers {
+		t.stop()
 		delete(s.todo.timers, id)
 	}
 }
