@@ -84,6 +84,9 @@ type ttsrCut struct{ rules []*Rule }
 
 func (*ttsrCut) Error() string { return AbortedMessage }
 
+// keepsEvent: the delta that broke the rule is shown before the cut.
+func (*ttsrCut) keepsEvent() bool { return true }
+
 // newTTSRStream snapshots the rules that can still fire, for the call
 // about to start. (actor)
 func (s *Session) newTTSRStream() *ttsrStream {
