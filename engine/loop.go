@@ -75,8 +75,8 @@ func (s *Session) decidePostRun(r *run, aborted bool) *postRun {
 // streamWatch looks at each event of a model call as it arrives, on the
 // run goroutine, before the executor applies it; a non-nil error ends the
 // call with that error as the cause (a rule that cuts a violating stream,
-// TTSR, is one; an error with a keepsEvent method returning true has the
-// event applied first). The idle watchdog (watchStream) is the other watch, on
+// TTSR, is one; a watch that wants the event shown posts its applyStream
+// itself). The idle watchdog (watchStream) is the other watch, on
 // time rather than on events. With no watch the cost is a loop over an
 // empty slice.
 type streamWatch func(r *run, ev StreamEvent) error
@@ -327,11 +327,6 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 			}
 			for _, w := range s.watches {
 				if werr := w(r, ev); werr != nil {
-					// A cause that keeps its event (a rule cut: the host
-					// sees the text that broke it) has it applied first.
-					if k, ok := werr.(interface{ keepsEvent() bool }); ok && k.keepsEvent() {
-						s.Post(func() { s.applyStream(r, ev) })
-					}
 					scancel(werr)
 					return werr
 				}

@@ -84,9 +84,6 @@ type ttsrCut struct{ rules []*Rule }
 
 func (*ttsrCut) Error() string { return AbortedMessage }
 
-// keepsEvent: the delta that broke the rule is shown before the cut.
-func (*ttsrCut) keepsEvent() bool { return true }
-
 // newTTSRStream snapshots the rules that can still fire, for the call
 // about to start. (actor)
 func (s *Session) newTTSRStream() *ttsrStream {
@@ -115,7 +112,12 @@ func (s *Session) ttsrWatch(r *run, ev StreamEvent) error {
 	if len(hit) == 0 {
 		return nil
 	}
-	s.Post(func() { s.emit(TTSRTriggered{Rules: hit}) })
+	// The delta that broke the rule is shown (its message_update), then
+	// the trigger, then the call ends.
+	s.Post(func() {
+		s.applyStream(r, ev)
+		s.emit(TTSRTriggered{Rules: hit})
+	})
 	return &ttsrCut{rules: hit}
 }
 
