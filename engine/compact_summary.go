@@ -222,7 +222,9 @@ func (j *summaryJob) summarize(ctx context.Context, prep *CompactionPreparation)
 		summary = history + "\n\n---\n\n**Turn Context (split turn):**\n\n" + prefix
 	}
 	if len(prep.Recent) > 0 {
-		short, err = j.call(ctx, conversationPrompt(serializeConversation(prep.Recent), "", nil, shortSummaryPrompt, ""), min(512, j.reserve/5))
+		budget := min(512, j.reserve/5)
+		recent := j.fitTail(serializeConversation(prep.Recent), budget, len(shortSummaryPrompt), prep.Ratio)
+		short, err = j.call(ctx, conversationPrompt(recent, "", nil, shortSummaryPrompt, ""), budget)
 		if err != nil {
 			return "", "", err
 		}
@@ -315,6 +317,27 @@ func (j *summaryJob) chunks(prep *CompactionPreparation) []string {
 		chunks = append(chunks, cur.String())
 	}
 	return chunks
+}
+
+// fitTail keeps the end of a serialised conversation that fits the window
+// beside an answer of out tokens and instructions of instr characters (the
+// short summary describes what was kept, the latest part matters most).
+func (j *summaryJob) fitTail(text string, out int64, instr int, ratio float64) string {
+	window := int64(j.model.ContextWindow)
+	if window <= 0 {
+		return text
+	}
+	ratio = max(ratio, 1)
+	room := window - out - int64(float64(len(summarySystemPrompt)+instr+256)/4*ratio)
+	limit := max(int(float64(room)*4/ratio), minChunkTokens*4)
+	if len(text) <= limit {
+		return text
+	}
+	cut := len(text) - limit + 64
+	for cut < len(text) && text[cut]&0xC0 == 0x80 {
+		cut++
+	}
+	return "[... earlier messages omitted to fit the context window]\n" + text[cut:]
 }
 
 // minChunkTokens is the smallest part a conversation is cut into for
