@@ -43,8 +43,12 @@ type Rule struct {
 // stream before it can match (so most deltas cost a substring search).
 type ruleCond struct {
 	re       *regexp.Regexp
-	literals []string // nil: no prefilter
+	literals [][]byte // nil: no prefilter
 	fold     bool     // literals are lower case, compared with the lowered stream
+	// alphabet, for a condition without literal text, holds the bytes a
+	// match can contain: new bytes outside it cannot complete one, so a
+	// delta made only of those is not tested. nil: any byte.
+	alphabet *[256]bool
 }
 
 // ruleScope is one compiled scope token.
@@ -132,10 +136,69 @@ func compileCond(expr string) (ruleCond, error) {
 	}
 	c := ruleCond{re: re}
 	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		lits, fold := requiredLiterals(tree.Simplify())
-		c.literals, c.fold = lits, fold
+		tree = tree.Simplify()
+		lits, fold := requiredLiterals(tree)
+		for _, l := range lits {
+			c.literals = append(c.literals, []byte(l))
+		}
+		c.fold = fold
+		if lits == nil {
+			var a [256]bool
+			if alphabet(tree, &a) {
+				c.alphabet = &a
+			}
+		}
 	}
 	return c, nil
+}
+
+// alphabet marks in a the bytes a match of re can contain (every byte of
+// a multi-byte character counts as >= 0x80); false when any byte can.
+func alphabet(re *syntax.Regexp, a *[256]bool) bool {
+	mark := func(lo, hi rune) {
+		if hi >= 0x80 {
+			for b := 0x80; b < 256; b++ {
+				a[b] = true
+			}
+			hi = 0x7f
+		}
+		for r := lo; r <= hi; r++ {
+			a[r] = true
+			if re.Flags&syntax.FoldCase != 0 {
+				a[unicodeASCIIFold(r)] = true
+			}
+		}
+	}
+	switch re.Op {
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return false
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			mark(r, r)
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			mark(re.Rune[i], re.Rune[i+1])
+		}
+	}
+	for _, sub := range re.Sub {
+		if !alphabet(sub, a) {
+			return false
+		}
+	}
+	return true
+}
+
+// unicodeASCIIFold is the other case of an ASCII letter (r itself
+// otherwise).
+func unicodeASCIIFold(r rune) rune {
+	switch {
+	case 'a' <= r && r <= 'z':
+		return r - 'a' + 'A'
+	case 'A' <= r && r <= 'Z':
+		return r - 'A' + 'a'
+	}
+	return r
 }
 
 // requiredLiterals returns texts one of which every match contains (nil

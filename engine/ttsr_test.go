@@ -31,7 +31,11 @@ func TestRuleCompile(t *testing.T) {
 	r := compiled(t, Rule{Name: "r", Condition: []string{`console\.log\(`, `(?i)debugger`, `\d{6}`, `foo|barbaz`}})
 	want := []string{"console.log(|false", "debugger|true", "|false", "foo,barbaz|false"}
 	for i, c := range r.conds {
-		if got := strings.Join(c.literals, ",") + "|" + map[bool]string{true: "true", false: "false"}[c.fold]; got != want[i] {
+		var lits []string
+		for _, l := range c.literals {
+			lits = append(lits, string(l))
+		}
+		if got := strings.Join(lits, ",") + "|" + map[bool]string{true: "true", false: "false"}[c.fold]; got != want[i] {
 			t.Errorf("cond %d literals %s, want %s", i, got, want[i])
 		}
 	}

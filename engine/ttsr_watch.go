@@ -65,6 +65,8 @@ type streamBuf struct {
 	buf, low []byte
 	armed    map[*ruleCond]bool // conditions whose literal text has appeared
 	tool     string             // the tool, for a tool call's arguments
+	rules    []*Rule            // the rules watching this source
+	fold     bool               // some rule compares without case: keep low
 }
 
 // ttsrStream is a run's TTSR view of one model call; the run goroutine
@@ -77,6 +79,10 @@ type ttsrStream struct {
 	seen           map[string]bool
 	fired          []*Rule // interrupting matches: the call is cut
 	deferred       []*Rule // matches that wait for the response to end
+	// byText, byThinking: the rules that watch those sources, chosen once
+	// (nil until first needed); a tool call's are chosen at its start.
+	byText, byThinking []*Rule
+	sorted             bool
 }
 
 // ttsrCut is the cancellation cause of a call a rule cut.
@@ -125,6 +131,11 @@ func (s *Session) ttsrWatch(r *run, ev StreamEvent) error {
 // that watch that source; it returns the interrupting rules that match
 // (the others wait in deferred).
 func (ts *ttsrStream) observe(ev StreamEvent) []*Rule {
+	if !ts.sorted {
+		ts.sorted = true
+		ts.text.rules, ts.text.fold = ts.watching("text", "")
+		ts.thinking.rules, ts.thinking.fold = ts.watching("thinking", "")
+	}
 	var b *streamBuf
 	src := "text"
 	switch ev.Kind {
@@ -133,30 +144,40 @@ func (ts *ttsrStream) observe(ev StreamEvent) []*Rule {
 	case StreamThinkingDelta:
 		b, src = &ts.thinking, "thinking"
 	case StreamToolCallStart:
-		ts.tool = &streamBuf{tool: ev.ToolName}
+		ts.tool = ts.toolBuf(ev.ToolName)
 		return nil
 	case StreamToolCallDelta:
 		if ts.tool == nil {
-			ts.tool = &streamBuf{tool: ev.ToolName}
+			ts.tool = ts.toolBuf(ev.ToolName)
 		}
 		b, src = ts.tool, "tool"
 	default:
 		return nil
 	}
+	if len(b.rules) == 0 {
+		return nil
+	}
 	n := len(ev.Delta)
 	b.buf = append(b.buf, ev.Delta...)
-	b.low = appendLowerASCII(b.low, ev.Delta)
+	if b.fold {
+		b.low = appendLowerASCII(b.low, ev.Delta)
+	}
 	var hit []*Rule
 	var paths []string
 	pathsRead := false
-	for _, rule := range ts.rules {
+	for _, rule := range b.rules {
 		if ts.seen[rule.Name] {
 			continue
 		}
-		if src == "tool" && !pathsRead && rule.needsPaths() {
-			paths, pathsRead = argPaths(b.buf, ts.cwd), true
+		if src == "tool" && rule.needsPaths() {
+			if !pathsRead {
+				paths, pathsRead = argPaths(b.buf, ts.cwd), true
+			}
+			if !rule.watches(src, b.tool, paths) {
+				continue
+			}
 		}
-		if !rule.watches(src, b.tool, paths) || !rule.matches(b, n) {
+		if !rule.matches(b, n) {
 			continue
 		}
 		ts.seen[rule.Name] = true
@@ -170,6 +191,29 @@ func (ts *ttsrStream) observe(ev StreamEvent) []*Rule {
 		ts.fired = hit
 	}
 	return hit
+}
+
+// toolBuf starts the buffer of a tool call's arguments.
+func (ts *ttsrStream) toolBuf(tool string) *streamBuf {
+	b := &streamBuf{tool: tool}
+	b.rules, b.fold = ts.watching("tool", tool)
+	return b
+}
+
+// watching lists the rules whose scope covers a source (for a tool, its
+// path globs are checked on every delta, as the arguments stream), and
+// whether one of them compares without case.
+func (ts *ttsrStream) watching(src, tool string) (out []*Rule, fold bool) {
+	for _, r := range ts.rules {
+		if !r.watches(src, tool, nil) && !(src == "tool" && r.needsPaths() && r.watchesTool(tool)) {
+			continue
+		}
+		out = append(out, r)
+		for _, c := range r.conds {
+			fold = fold || c.fold
+		}
+	}
+	return out, fold
 }
 
 // appendLowerASCII appends s with ASCII letters in lower case.
@@ -192,6 +236,17 @@ func (r *Rule) needsPaths() bool {
 	}
 	for _, sc := range r.scopes {
 		if sc.glob != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// watchesTool reports whether some tool scope of the rule names this tool
+// (or any tool), whatever its path glob.
+func (r *Rule) watchesTool(tool string) bool {
+	for _, sc := range r.scopes {
+		if sc.kind == "tool" && (sc.tool == "" || sc.tool == tool) {
 			return true
 		}
 	}
@@ -240,6 +295,9 @@ func (r *Rule) matches(b *streamBuf, n int) bool {
 	for i := range r.conds {
 		c := &r.conds[i]
 		if c.literals == nil {
+			if c.alphabet != nil && !anyIn(c.alphabet, b.buf[len(b.buf)-n:]) {
+				continue
+			}
 			from := max(0, len(b.buf)-n-ttsrNoLiteralWindow)
 			if c.re.Match(b.buf[from:]) {
 				return true
@@ -254,7 +312,7 @@ func (r *Rule) matches(b *streamBuf, n int) bool {
 			found := false
 			for _, l := range c.literals {
 				from := max(0, len(hay)-n-len(l)+1)
-				if bytes.Contains(hay[from:], []byte(l)) {
+				if bytes.Contains(hay[from:], l) {
 					found = true
 					break
 				}
@@ -268,6 +326,16 @@ func (r *Rule) matches(b *streamBuf, n int) bool {
 			b.armed[c] = true
 		}
 		if c.re.Match(b.buf) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyIn reports whether some byte of p is in the set.
+func anyIn(set *[256]bool, p []byte) bool {
+	for _, c := range p {
+		if set[c] {
 			return true
 		}
 	}
