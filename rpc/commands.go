@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -274,10 +273,6 @@ func wellFormedReply(c *command) bool {
 		return a.PartialResult != nil && a.PartialResult.Content != nil
 	}
 	return true
-}
-
-func (s *Server) notYet(c *command) {
-	s.fail(c, fmt.Errorf("%s: %w in this build", c.typ, errNotYet))
 }
 
 // cmdBash runs the command in the background; its response comes when it

@@ -15,9 +15,6 @@ import (
 // host has gone, so the run is aborted and the process should exit.
 var ErrOutputClosed = errors.New("stdout closed")
 
-// errNotYet marks a protocol command this build does not implement yet.
-var errNotYet = errors.New("not supported yet")
-
 // hostToolFailedText is the result text of a host tool that failed with
 // no text of its own (the original's).
 const hostToolFailedText = "Host tool execution failed"
