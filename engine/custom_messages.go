@@ -77,16 +77,7 @@ func (m *PythonExecutionMessage) sizeHint() int {
 func (m *PythonExecutionMessage) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"role":"pythonExecution"`...)
 	dst = appendStringField(dst, "code", m.Code)
-	dst = appendStringField(dst, "output", m.Output)
-	if m.ExitCode != nil {
-		dst = appendIntField(dst, "exitCode", int64(*m.ExitCode))
-	}
-	dst = appendBoolField(dst, "cancelled", m.Cancelled)
-	dst = appendBoolField(dst, "truncated", m.Truncated)
-	if m.Meta != nil {
-		dst = appendRawField(dst, "meta", m.Meta)
-	}
-	dst = appendIntField(dst, "timestamp", m.Timestamp)
+	dst = appendExecution(dst, m.Output, m.ExitCode, m.Cancelled, m.Truncated, m.Meta, m.Timestamp)
 	if m.ExcludeFromContext != nil {
 		dst = appendBoolField(dst, "excludeFromContext", *m.ExcludeFromContext)
 	}

@@ -1,15 +1,17 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -17,17 +19,16 @@ import (
 // "role": frames carry messages under message, messages, toolResults,
 // assistantMessageEvent.partial, data.messages and more, so the walk is
 // generic rather than a list of paths that would miss the next frame type.
-func collectMessages(t testing.TB, raw json.RawMessage, out *[]json.RawMessage) {
-	t.Helper()
+func collectMessages(raw json.RawMessage, out *[]json.RawMessage) error {
 	switch raw[0] {
 	case '{':
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &obj); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if r, ok := obj["role"]; ok && r[0] == '"' {
 			*out = append(*out, raw)
-			return
+			return nil
 		}
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
@@ -35,82 +36,143 @@ func collectMessages(t testing.TB, raw json.RawMessage, out *[]json.RawMessage) 
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			collectMessages(t, obj[k], out)
+			if err := collectMessages(obj[k], out); err != nil {
+				return err
+			}
 		}
 	case '[':
 		var arr []json.RawMessage
 		if err := json.Unmarshal(raw, &arr); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		for _, v := range arr {
-			collectMessages(t, v, out)
+			if err := collectMessages(v, out); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
+
+// goldenMessage is a message of the golden transcripts, where it was first
+// seen and its role.
+type goldenMessage struct {
+	raw, where, role string
+}
+
+// goldens holds every distinct message of the golden transcripts, read
+// once for all the tests that walk them. A message recurs in several
+// frames (message_end, turn_end, agent_end, get_messages): about 3,000
+// messages are under 700 distinct ones, and checking one twice tests
+// nothing more.
+var goldens struct {
+	once  sync.Once
+	msgs  []goldenMessage
+	files int
+	err   error
+}
+
+// goldenSet returns the distinct golden messages in file order.
+func goldenSet(t testing.TB) []goldenMessage {
+	t.Helper()
+	goldens.once.Do(func() { goldens.msgs, goldens.files, goldens.err = readGoldens() })
+	if goldens.err != nil {
+		t.Fatal(goldens.err)
+	}
+	return slices.Clip(goldens.msgs)
+}
+
+func readGoldens() (msgs []goldenMessage, nfiles int, err error) {
+	files, err := filepath.Glob("../golden/*.jsonl")
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(files) == 0 {
+		return nil, 0, errors.New("no golden files")
+	}
+	seen := map[string]bool{}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_requests.jsonl") {
+			continue // request bodies a provider received: its wire, not ours
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			if line = bytes.TrimSpace(line); len(line) == 0 {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d", file, i+1)
+			if !json.Valid(line) {
+				return nil, 0, fmt.Errorf("%s: not JSON: %s", where, line)
+			}
+			var raws []json.RawMessage
+			if err := collectMessages(line, &raws); err != nil {
+				return nil, 0, fmt.Errorf("%s: %v", where, err)
+			}
+			for _, raw := range raws {
+				if seen[string(raw)] {
+					continue
+				}
+				seen[string(raw)] = true
+				var head struct{ Role string }
+				json.Unmarshal(raw, &head)
+				msgs = append(msgs, goldenMessage{raw: string(raw), where: where, role: head.Role})
+			}
+		}
+	}
+	return msgs, len(files), nil
+}
+
+// shortSample is msgs, or with -short the first message of each role and
+// every fourth after it: the heavy checks (fast against general decoding,
+// the byte round trip) keep every role and a quarter of the cost.
+func shortSample(msgs []goldenMessage) []goldenMessage {
+	if !testing.Short() {
+		return msgs
+	}
+	var out []goldenMessage
+	n := map[string]int{}
+	for _, m := range msgs {
+		if n[m.role]%4 == 0 {
+			out = append(out, m)
+		}
+		n[m.role]++
+	}
+	return out
 }
 
 // Every message in every golden transcript decodes to its concrete type and
 // encodes back to the same bytes.
 func TestGoldenMessagesRoundTrip(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("../golden/*.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no golden files")
-	}
+	all := goldenSet(t)
 	roles := map[string]int{}
-	total := 0
-	for _, file := range files {
-		if strings.HasSuffix(file, "_requests.jsonl") {
-			continue // request bodies a provider received: its wire, not ours
-		}
-		f, err := os.Open(file)
-		if err != nil {
+	for _, g := range shortSample(all) {
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(g.raw)); err != nil {
 			t.Fatal(err)
 		}
-		r := bufio.NewReader(f)
-		for lineNo := 1; ; lineNo++ {
-			line, err := r.ReadBytes('\n')
-			line = bytes.TrimSpace(line)
-			if len(line) > 0 {
-				if !json.Valid(line) {
-					t.Fatalf("%s:%d: not JSON: %s", file, lineNo, line)
-				}
-				var msgs []json.RawMessage
-				collectMessages(t, line, &msgs)
-				for _, raw := range msgs {
-					var want bytes.Buffer
-					if err := json.Compact(&want, raw); err != nil {
-						t.Fatal(err)
-					}
-					m, err := DecodeMessage(raw)
-					if err != nil {
-						t.Fatalf("%s:%d: %v\n%s", file, lineNo, err, raw)
-					}
-					if _, ok := m.(*OpaqueMessage); ok {
-						t.Fatalf("%s:%d: role %q decoded as opaque", file, lineNo, m.Role())
-					}
-					got, _ := m.MarshalJSON()
-					if !bytes.Equal(got, want.Bytes()) {
-						t.Fatalf("%s:%d: round trip differs\n got %s\nwant %s", file, lineNo, got, want.Bytes())
-					}
-					roles[m.Role()]++
-					total++
-				}
-			}
-			if err != nil {
-				break
-			}
+		m, err := DecodeMessage([]byte(g.raw))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", g.where, err, g.raw)
 		}
-		f.Close()
+		if _, ok := m.(*OpaqueMessage); ok {
+			t.Fatalf("%s: role %q decoded as opaque", g.where, m.Role())
+		}
+		got, _ := m.MarshalJSON()
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("%s: round trip differs\n got %s\nwant %s", g.where, got, want.Bytes())
+		}
+		roles[m.Role()]++
 	}
 	for _, role := range []string{"user", "assistant", "toolResult", "bashExecution"} {
 		if roles[role] == 0 {
 			t.Errorf("no %s message in the goldens", role)
 		}
 	}
-	t.Logf("%d messages from %d files round-tripped: %v", total, len(files), roles)
+	t.Logf("%d of %d distinct messages from %d files round-tripped: %v", len(shortSample(all)), len(all), goldens.files, roles)
 }
 
 // Samples in the shapes of agent-core.md §1, each with its optional keys

@@ -103,7 +103,7 @@ func (s *Session) startRun(prompts []Message, pre *postRun) {
 		for _, p := range prompts {
 			s.emitMessage(r, p)
 		}
-		pending = dequeue(&s.steering, s.steeringMode)
+		pending = s.dequeue(&s.steering, s.steeringMode)
 	}
 	var pctx context.Context
 	var pcancel context.CancelCauseFunc
@@ -234,6 +234,9 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 		more := true
 		for more || len(pending) > 0 {
 			var req *Request
+			// Tools that change on their own (MCP servers starting, a
+			// changed tool list) are in place before the request is built.
+			s.settleTools(ctx)
 			s.Call(func() {
 				if !firstTurn {
 					s.emit(TurnStart{})
@@ -265,12 +268,12 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				if steer != nil {
 					pending = steer
 				} else {
-					pending = dequeue(&s.steering, s.steeringMode)
+					pending = s.dequeue(&s.steering, s.steeringMode)
 				}
 			})
 		}
 		var follow []Message
-		s.Call(func() { follow = dequeue(&s.followUps, s.followUpMode) })
+		s.Call(func() { follow = s.dequeue(&s.followUps, s.followUpMode) })
 		if len(follow) == 0 {
 			break
 		}
@@ -357,6 +360,11 @@ func (s *Session) applyStream(r *run, ev StreamEvent) {
 	if p == nil {
 		return
 	}
+	// An adapter gives the response's id as soon as it knows it, on any
+	// event: the snapshots carry it from then on.
+	if ev.ResponseID != "" {
+		p.setResponseID(ev.ResponseID)
+	}
 	open := func(cur *int, b ContentBlock, kind UpdateKind) int {
 		if *cur < 0 {
 			*cur = p.startBlock(b)
@@ -413,9 +421,7 @@ func (s *Session) applyStream(r *run, ev StreamEvent) {
 		p.setUsage(u)
 	case StreamDone:
 		r.stop = ev.StopReason
-		if ev.ResponseID != "" {
-			p.setResponseID(ev.ResponseID)
-		}
+
 	}
 }
 

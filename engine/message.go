@@ -383,20 +383,26 @@ func (m *BashExecutionMessage) sizeHint() int {
 func (m *BashExecutionMessage) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"role":"bashExecution"`...)
 	dst = appendStringField(dst, "command", m.Command)
-	dst = appendStringField(dst, "output", m.Output)
-	if m.ExitCode != nil {
-		dst = appendIntField(dst, "exitCode", int64(*m.ExitCode))
-	}
-	dst = appendBoolField(dst, "cancelled", m.Cancelled)
-	dst = appendBoolField(dst, "truncated", m.Truncated)
-	if m.Meta != nil {
-		dst = appendRawField(dst, "meta", m.Meta)
-	}
-	dst = appendIntField(dst, "timestamp", m.Timestamp)
+	dst = appendExecution(dst, m.Output, m.ExitCode, m.Cancelled, m.Truncated, m.Meta, m.Timestamp)
 	if m.ExcludeFromContext {
 		dst = appendBoolField(dst, "excludeFromContext", true)
 	}
 	return append(dst, '}')
+}
+
+// appendExecution appends the keys from "output" to "timestamp", which
+// the two execution roles (bash and python) write alike and in this order.
+func appendExecution(dst []byte, output string, exitCode *int, cancelled, truncated bool, meta []byte, timestamp int64) []byte {
+	dst = appendStringField(dst, "output", output)
+	if exitCode != nil {
+		dst = appendIntField(dst, "exitCode", int64(*exitCode))
+	}
+	dst = appendBoolField(dst, "cancelled", cancelled)
+	dst = appendBoolField(dst, "truncated", truncated)
+	if meta != nil {
+		dst = appendRawField(dst, "meta", meta)
+	}
+	return appendIntField(dst, "timestamp", timestamp)
 }
 
 func joinText(blocks []ContentBlock) string {

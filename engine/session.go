@@ -40,15 +40,28 @@ type Config struct {
 	// Exporter renders export_html; nil fails it like an in-memory session.
 	Exporter Exporter
 	// RebuildPrompt makes the system prompt for a new tool set
-	// (SetHostTools); nil keeps the prompt as it is.
-	RebuildPrompt func(tools []Tool) string
+	// (SetHostTools, SetToolGroup) and for the resources once they are
+	// read; nil keeps the prompt as it is.
+	RebuildPrompt func(PromptParts) string
+	// LoadResources reads the user's setup (instruction files, skills,
+	// prompt templates). Loop runs it once on its own goroutine; the
+	// session installs the result and then opens Ready. nil: no resources,
+	// ready at once.
+	LoadResources func(ctx context.Context) Resources
+	// Commands are slash-command sources listed and expanded before the
+	// resources' templates and skills (extension commands).
+	Commands []CommandSource
+	// ToolSources own tool groups that change on their own (MCP servers);
+	// a run lets them settle before each model call.
+	ToolSources []ToolSource
 	// AnnounceName asks the host to show the session's name as its title
 	// when it is set (pi's PI_RPC_EMIT_TITLE).
 	AnnounceName bool
 	Store        Store // the initial record's store; nil: a MemoryStore
 	// Compaction configures compaction (budgets, automatic or not).
 	Compaction CompactionSettings
-	// Rules are the TTSR rules, compiled (Rule.Compile); nil: none.
+	// Rules are TTSR rules, compiled (Rule.Compile), beside those the
+	// resources bring (Resources.Rules); nil: none.
 	Rules []*Rule
 	// Cwd is the working directory tool paths are relative to (TTSR
 	// globs).
@@ -140,6 +153,14 @@ type Session struct {
 	// session.
 	timers     context.Context
 	stopTimers context.CancelFunc
+	// inputs are the steps a prompt's text takes before it becomes a user
+	// message (commands.go): set in New, in the family's order.
+	inputs []inputStage
+	// res are the resources read at start (setup.go), installed on the
+	// executor; ready is closed once they are.
+	res       Resources
+	ready     chan struct{}
+	setupOnce sync.Once
 }
 
 type queued struct {
@@ -189,10 +210,19 @@ func New(cfg Config) *Session {
 	// The post-run stages, in order. Auto-compaction and todo reminders
 	// take their places after retry (agent-core §6.2, §11.2).
 	s.stages = []postStage{s.retryStage, s.ttsrStage, s.compactionStage, s.todoStage}
-	if len(cfg.Rules) > 0 {
-		s.watches = []streamWatch{s.ttsrWatch}
-	}
+	// The rules come with the config and the resources read at start; the
+	// watch costs a nil check per event while there are none.
+	s.watches = []streamWatch{s.ttsrWatch}
+	s.ttsr.rules = cfg.Rules
 	s.timers, s.stopTimers = context.WithCancel(context.Background())
+	// The input stages, in order. Extension commands and the extension
+	// input hook take their places before the expansion of skills and
+	// templates (extensions.md).
+	s.inputs = []inputStage{s.expandCommand}
+	s.ready = make(chan struct{})
+	if cfg.LoadResources == nil {
+		close(s.ready)
+	}
 	if cfg.Model != nil {
 		s.set.thinking = cfg.Thinking.Clamp(*cfg.Model, cfg.ThinkingLevel)
 	}
@@ -201,7 +231,10 @@ func New(cfg Config) *Session {
 
 // Loop runs the executor's own goroutine until Stop is called: it drains functions
 // that were queued while another was running (see serial).
-func (s *Session) Loop() { s.exec.loop(s.stop) }
+func (s *Session) Loop() {
+	s.setupOnce.Do(s.startSetup)
+	s.exec.loop(s.stop)
+}
 
 // Stop ends Loop. Call it only when the session is idle (see WhenIdle).
 func (s *Session) Stop() { close(s.stop) }
@@ -287,17 +320,23 @@ type PromptOptions struct {
 }
 
 // Prompt starts a run with a user message, or queues it when a run is
-// active and opts say how. (actor)
+// active and opts say how. The text first passes the input stages
+// (commands.go): a skill or template it names is expanded, and a stage
+// may consume it (no run, no error). (actor)
 func (s *Session) Prompt(text string, opts PromptOptions) error {
-	msg := s.userMessage(text, opts.Images)
+	in, handled := s.prepareInput(Input{Text: text, Images: opts.Images})
+	if handled {
+		return nil
+	}
+	msg := s.userMessage(in.Text, in.Images)
 	if s.phase != PhaseIdle {
 		switch opts.StreamingBehavior {
 		case "":
 			return ErrBusy
 		case "followUp":
-			s.followUps = append(s.followUps, queued{msg})
+			s.enqueue(&s.followUps, msg)
 		default: // "steer" and, as in the original, any other value
-			s.steering = append(s.steering, queued{msg})
+			s.enqueue(&s.steering, msg)
 		}
 		return nil
 	}
@@ -305,7 +344,11 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 		return ErrNoModel
 	}
 	if s.cfg.Models != nil && !s.cfg.Models.HasKey(*s.set.model) {
-		return &NoAPIKeyError{Provider: s.set.model.Provider}
+		e := &NoAPIKeyError{Provider: s.set.model.Provider}
+		if h, ok := s.cfg.Models.(KeyHinter); ok {
+			e.Hint = h.KeyHint(e.Provider)
+		}
+		return e
 	}
 	s.todo.reminders = 0 // the reminders count from the last user prompt
 	var pre *postRun
@@ -317,36 +360,24 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 }
 
 // Steer queues a steering message (delivered at the next turn boundary).
+// A skill or template it names is expanded first, as the original does.
 // (actor)
 func (s *Session) Steer(text string, images []ContentBlock) {
-	s.steering = append(s.steering, queued{s.userMessage(text, images)})
+	in, _ := s.expandCommand(Input{Text: text, Images: images})
+	s.enqueue(&s.steering, s.userMessage(in.Text, in.Images))
 }
 
-// FollowUp queues a follow-up (delivered when the run would stop). (actor)
+// FollowUp queues a follow-up (delivered when the run would stop), its
+// skill or template expanded. (actor)
 func (s *Session) FollowUp(text string, images []ContentBlock) {
-	s.followUps = append(s.followUps, queued{s.userMessage(text, images)})
+	in, _ := s.expandCommand(Input{Text: text, Images: images})
+	s.enqueue(&s.followUps, s.userMessage(in.Text, in.Images))
 }
 
 func (s *Session) userMessage(text string, images []ContentBlock) *UserMessage {
 	content := []ContentBlock{TextBlock(text)}
 	content = append(content, images...)
 	return &UserMessage{Content: content, Attribution: "user", Timestamp: s.now()}
-}
-
-func dequeue(q *[]queued, mode string) []Message {
-	if len(*q) == 0 {
-		return nil
-	}
-	n := 1
-	if mode == ModeAll {
-		n = len(*q)
-	}
-	out := make([]Message, n)
-	for i := 0; i < n; i++ {
-		out[i] = (*q)[i].msg
-	}
-	*q = append((*q)[:0:0], (*q)[n:]...)
-	return out
 }
 
 // SetSteeringMode sets how many steering messages a poll takes. (actor)

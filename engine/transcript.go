@@ -257,8 +257,8 @@ func newTranscript(entries []*Entry, leaf string, store Store) (transcript, erro
 
 // install makes the session r: a new record, store and identity. Queues,
 // deferred bash records and retry state are cleared, and the todo list is
-// the one the new branch last wrote, as the original does on a switch. It returns the previous store, for the
-// caller to close. (actor)
+// the one the new branch last wrote, as the original does on a switch. It
+// returns the previous store, for the caller to close. (actor)
 func (s *Session) install(r record) (old Store, err error) {
 	t, err := newTranscript(r.entries, r.leaf, r.store)
 	if err != nil {
@@ -267,7 +267,11 @@ func (s *Session) install(r record) (old Store, err error) {
 	old, s.rec = s.rec.store, t
 	s.set.id, s.set.file, s.set.name = r.id, r.file, r.name
 	s.set.version++
+	queued := len(s.steering)+len(s.followUps) > 0
 	s.steering, s.followUps, s.deferredBash = nil, nil, nil
+	if queued {
+		s.queueChanged()
+	}
 	s.restoreTodos()
 	s.restoreTTSR()
 	s.todo.reminders = 0

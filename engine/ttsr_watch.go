@@ -57,6 +57,7 @@ const ttsrRetryDelay = 50 * time.Millisecond
 
 // ttsrState is the actor state of TTSR.
 type ttsrState struct {
+	rules    []*Rule         // replaced, never changed in place
 	injected map[string]bool // rules injected on this branch
 }
 
@@ -93,11 +94,11 @@ func (*ttsrCut) Error() string { return AbortedMessage }
 // newTTSRStream snapshots the rules that can still fire, for the call
 // about to start. (actor)
 func (s *Session) newTTSRStream() *ttsrStream {
-	if len(s.cfg.Rules) == 0 {
+	if len(s.ttsr.rules) == 0 {
 		return nil
 	}
 	ts := &ttsrStream{cwd: s.cfg.Cwd, seen: map[string]bool{}}
-	for _, r := range s.cfg.Rules {
+	for _, r := range s.ttsr.rules {
 		if !s.ttsr.injected[r.Name] {
 			ts.rules = append(ts.rules, r)
 		}

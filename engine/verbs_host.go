@@ -89,8 +89,6 @@ func (s *Session) SetHostTools(defs []HostToolDef) ([]string, error) {
 		}
 	}
 	s.SetTools(tools)
-	if s.cfg.RebuildPrompt != nil {
-		s.SetSystemPrompt(s.cfg.RebuildPrompt(tools))
-	}
+	s.rebuildPrompt()
 	return names, nil
 }

@@ -18,11 +18,6 @@ func (s *Server) cmdGetForkMessages(c *command) {
 
 func (s *Server) cmdGetSessionStats(c *command) { s.okJSON(c, s.sess.Stats()) }
 
-// cmdGetCommands answers the slash commands, prompt templates and skills a
-// host may offer: none in this build (pi's get_commands, omp's
-// get_available_commands).
-func (s *Server) cmdGetCommands(c *command) { s.ok(c, []byte(`{"commands":[]}`)) }
-
 const (
 	defaultPageLimit = 100
 	maxPageLimit     = 10000

@@ -249,6 +249,11 @@ func (s *Server) readLoop(in io.Reader) {
 // may block (a full executor queue, a stalled stdout), so the reader never
 // does.
 func (s *Server) dispatchLoop() {
+	// The first command waits for the session's resources (templates,
+	// skills, context files), read in the background after ready was
+	// written: a prompt sent at once still finds its template. Preemptive
+	// frames and replies act on the reader meanwhile.
+	<-s.sess.Ready()
 	for {
 		it, release, ok := s.in.pop()
 		if !ok {

@@ -75,6 +75,12 @@ func startBenchIn(b *testing.B, dir string, env []string, args ...string) *bench
 	cmd := exec.Command(buildBenchBinary(b), append([]string{"--mode", "rpc"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "XCSH_DETERMINISTIC=1"), env...)
+	return startCmd(b, cmd)
+}
+
+// startCmd starts cmd with its stdin and stdout piped.
+func startCmd(b *testing.B, cmd *exec.Cmd) *benchProc {
+	b.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -28,35 +28,16 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
 // maxRuleBytes bounds a rule file: a rule is a page of text.
 const maxRuleBytes = 1 << 20
 
-// readRuleFile is the one place rule files are read. It reads a regular
-// file only, at most maxRuleBytes.
-func readRuleFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxRuleBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxRuleBytes {
-		return nil, fmt.Errorf("larger than %d bytes", maxRuleBytes)
-	}
-	return b, nil
-}
+// readRuleFile is the one place rule files are read: a regular file
+// only, at most maxRuleBytes, opened safely (never blocking on a FIFO,
+// never a device or the agent's own streams).
+func readRuleFile(path string) ([]byte, error) { return safefile.ReadFile(path, maxRuleBytes) }
 
 // Sources lists the places rules are looked for, in order.
 func Sources(cwd, agentDir string) []string {

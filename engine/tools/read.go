@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
 // read limits (agent-core.md §4.2, §14).
@@ -24,19 +25,29 @@ const (
 	suffixMatchTimeout  = 5 * time.Second
 	suffixMatchMaxFiles = 200000
 	// readCountLimit bounds the bytes counted after the window for the
-	// "of <total>" notice, so a read near the start of a multi-GB log
-	// answers in a fraction of a second.
-	readCountLimit = 256 << 20
+	// "of <total>" notice; past it the total is a lower bound ("of at
+	// least <n>"). Either way the model learns that more lines follow and
+	// where to continue; counting further only sharpens a number it
+	// rarely needs, at the cost of reading the file. 32 MiB (about 400k
+	// lines of a log) costs tens of milliseconds from the page cache and
+	// a fraction of a second from disk; it was 256 MiB, which a read near
+	// the start of a multi-GB log paid in full on every call.
+	readCountLimit = 32 << 20
 )
 
 type readTool struct {
 	spec
 	o Options
+	// countLimit is readCountLimit, smaller in tests that must not scan
+	// tens of MiB to see the cap.
+	countLimit int
 }
 
 // NewRead returns the read tool: a window of a text file (300 lines by
 // default, at most 3000 lines and 50 KB per call) or a directory listing.
-func NewRead(o Options) engine.Tool { return &readTool{spec: readSpec, o: o} }
+func NewRead(o Options) engine.Tool {
+	return &readTool{spec: readSpec, o: o, countLimit: readCountLimit}
+}
 
 var readSpec = spec{
 	name:        "read",
@@ -65,8 +76,8 @@ type readDetails struct {
 	EndLine    int    `json:"endLine,omitempty"`
 	Entries    int    `json:"entries,omitempty"`
 	Truncated  bool   `json:"truncated"`
-	// TotalLinesCapped says counting stopped after readCountLimit bytes
-	// past the window: TotalLines is then a lower bound.
+	// TotalLinesCapped says counting stopped after the count limit
+	// (readCountLimit) past the window: TotalLines is then a lower bound.
 	TotalLinesCapped bool   `json:"totalLinesCapped,omitempty"`
 	ResolvedVia      string `json:"resolvedVia,omitempty"`
 }
@@ -116,7 +127,7 @@ func (t *readTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 		return failResult(fmt.Sprintf("Cannot read %s: %s", a.Path, describeFSError(err))), nil
 	}
 	defer f.Close()
-	text, d, err := readWindow(ctx, f, a.Offset, a.Limit)
+	text, d, err := readWindow(ctx, f, a.Offset, a.Limit, t.countLimit)
 	if isCancel(err) {
 		return engine.ToolResult{}, err
 	}
@@ -135,9 +146,9 @@ func (t *readTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 // one buffer and the window whatever the file's size: binary detection
 // looks at a prefix only, lines before the window are counted and
 // dropped, and an over-long line keeps only its preview. After the window
-// the lines are counted for the notice, up to readCountLimit more bytes;
+// the lines are counted for the notice, up to countLimit more bytes;
 // beyond that the total is reported as a lower bound.
-func readWindow(ctx context.Context, r io.Reader, offset, limit int) (string, readDetails, error) {
+func readWindow(ctx context.Context, r io.Reader, offset, limit, countLimit int) (string, readDetails, error) {
 	d := readDetails{Kind: "file"}
 	br := bufio.NewReaderSize(newCtxReader(ctx, r), readChunk)
 	head, err := br.Peek(sniffLen)
@@ -163,7 +174,7 @@ func readWindow(ctx context.Context, r io.Reader, offset, limit int) (string, re
 		last    int  // last line added to b
 		closed  bool // the window is complete; lines are only counted
 		byBytes bool
-		capped  bool // counting stopped at readCountLimit
+		capped  bool // counting stopped at countLimit
 		counted int  // bytes counted after the window closed
 		preview string
 		longLen int // length of the over-long first line, when preview is set
@@ -176,7 +187,7 @@ func readWindow(ctx context.Context, r io.Reader, offset, limit int) (string, re
 		}
 		budget := -1
 		if closed {
-			budget = readCountLimit - counted
+			budget = countLimit - counted
 		}
 		line, n, ok, cut, err := lr.nextWithin(br, keep, budget)
 		if err != nil {
@@ -196,7 +207,7 @@ func readWindow(ctx context.Context, r io.Reader, offset, limit int) (string, re
 		switch {
 		case total < start:
 		case closed:
-			if counted += n + 1; counted > readCountLimit {
+			if counted += n + 1; counted > countLimit {
 				capped = true
 			}
 		case total == start && n > DefaultMaxBytes:
@@ -416,21 +427,5 @@ func suffixMatch(ctx context.Context, cwd, p string) (string, bool) {
 }
 
 // describeFSError turns an os error into a short reason without the
-// absolute path the *PathError repeats.
-func describeFSError(err error) string {
-	var r *refusal
-	if errors.As(err, &r) {
-		return r.reason
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	switch {
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
-	case errors.Is(err, fs.ErrNotExist):
-		return "no such file or directory"
-	}
-	return err.Error()
-}
+// operation or the path (engine/safefile's wording).
+func describeFSError(err error) string { return safefile.Describe(err) }

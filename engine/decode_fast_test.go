@@ -1,21 +1,19 @@
 package engine
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// fastCorpus is every message of the goldens and of the entry samples,
-// plus variants that the fast decoder must either decode as the general
-// one does or leave to it.
+// fastCorpus is every distinct message of the goldens (with -short, the
+// sample shortSample keeps) and of the entry samples, plus variants that
+// the fast decoder must either decode as the general one does or leave to
+// it.
 func fastCorpus(t testing.TB) (msgs, lines []string) {
-	msgs = goldenMessages(t)
+	for _, g := range shortSample(goldenSet(t)) {
+		msgs = append(msgs, g.raw)
+	}
 	msgs = append(msgs,
 		`{"role":"user","content":"a\u00e9\ud83d\ude00\ud800x\u0000\n\"\\\/\b\f\r\t","timestamp":1}`,
 		"{\"role\":\"user\",\"content\":\"bad \xff utf8 \xe2\x82\",\"timestamp\":1}",
@@ -81,32 +79,10 @@ func fastCorpus(t testing.TB) (msgs, lines []string) {
 	return msgs, lines
 }
 
-// goldenMessages is every message of the golden transcripts.
+// goldenMessages is every distinct message of the golden transcripts.
 func goldenMessages(t testing.TB) (msgs []string) {
-	files, _ := filepath.Glob("../golden/*.jsonl")
-	for _, file := range files {
-		if strings.HasSuffix(file, "_requests.jsonl") {
-			continue // a provider's request bodies, not our wire
-		}
-		f, err := os.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := bufio.NewReader(f)
-		for {
-			line, err := r.ReadBytes('\n')
-			if line = bytes.TrimSpace(line); len(line) > 0 {
-				var raws []json.RawMessage
-				collectMessages(t, line, &raws)
-				for _, raw := range raws {
-					msgs = append(msgs, string(raw))
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		f.Close()
+	for _, g := range goldenSet(t) {
+		msgs = append(msgs, g.raw)
 	}
 	return msgs
 }
@@ -175,38 +151,6 @@ func TestFastDecodeAgrees(t *testing.T) {
 	for _, l := range []string{entryLines["user string"], entryLines["assistant"], entryLines["tool result"]} {
 		if (&EntryDecoder{}).decodeMessageEntry([]byte(l)) == nil {
 			t.Errorf("fast path did not take %s", l)
-		}
-	}
-}
-
-// unquote matches encoding/json on escapes, surrogates and bad UTF-8.
-func TestUnquote(t *testing.T) {
-	t.Parallel()
-	for _, q := range []string{`"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\ude00\ud83d"`, `"\ud83d\u0041"`,
-		`"\ud83d\ud83d\ude00"`, `"\u00e9\u20ac\uFFFF\uD7FF\uE000"`, "\"\xff\xfe a \xe2\x82 \xed\xa0\x80\"",
-		`"\"\\\/\b\f\n\r\t"`, "\"\u2028 é 😀\"", `""`} {
-		var want string
-		if err := json.Unmarshal([]byte(q), &want); err != nil {
-			t.Fatal(err)
-		}
-		s := jscan{b: []byte(q)}
-		if got := s.str(); s.fail || got != want {
-			t.Errorf("%s: got %q (fail %v), want %q", q, got, s.fail, want)
-		}
-	}
-}
-
-// The skipper accepts exactly what json.Valid does.
-func TestSkipValid(t *testing.T) {
-	t.Parallel()
-	for _, v := range []string{`1`, `-0.5e+3`, `01`, `1.`, `.5`, `-`, `1e`, `"a`, `"\x"`, `"\u12"`, `[1,2]`, `[1,,2]`,
-		`[1,2,]`, `{"a":1}`, `{"a" : [ true , false , null ] }`, `{"a":1,}`, `{a:1}`, `{"a"}`, `tru`, `nulls`, `[`, `{`,
-		`[[[]]]`, "\"\x01\"", `{"a":{"b":{"c":"d"}}}`, `[] `, ` []`} {
-		s := jscan{b: []byte(v)}
-		s.skip()
-		got := !s.fail && s.i == len(s.b)
-		if want := json.Valid([]byte(v)) && strings.TrimSpace(v) == v; got != want {
-			t.Errorf("skip(%q) ok = %v, json.Valid %v", v, got, want)
 		}
 	}
 }
