@@ -51,11 +51,12 @@ const (
 	ActDialog                             // an extension UI dialog
 )
 
-// AbortKinds are the activities the abort command stops: the run and its
-// retry wait. Host calls and dialogs started by the run end with it,
-// through the run's context. A manual compaction is not among them: the
-// original's abort leaves it running (rpc-protocol.md §4.3).
-var AbortKinds = []ActivityKind{ActRun, ActRetry}
+// AbortKinds are the activities the abort command stops: the run, its
+// retry wait and a compaction (manual or automatic; the original's abort
+// cannot reach a manual one, rpc-protocol.md §4.3, and we stop it at once
+// with "Compaction cancelled"). Host calls and dialogs started by the run
+// end with it, through the run's context.
+var AbortKinds = []ActivityKind{ActRun, ActRetry, ActCompaction}
 
 // AllKinds are every kind of activity: what shutting down cancels.
 var AllKinds = []ActivityKind{ActRun, ActBash, ActRetry, ActCompaction, ActHostCall, ActDialog}

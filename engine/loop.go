@@ -23,6 +23,13 @@ type run struct {
 	// promptChars is the estimated size of the current request, kept only
 	// for APIs that truncate silently (see truncation.go).
 	promptChars int
+	// overflows counts the compactions this run made after overflow
+	// errors.
+	overflows int
+	// ttsr is the rules' view of the current model call (nil without
+	// rules); ruleCut is set when a rule cut it.
+	ttsr    *ttsrStream
+	ruleCut bool
 	// Open block indexes of the partial, by kind (-1 when none).
 	curText, curThinking, curTool int
 	stop                          StopReason
@@ -41,6 +48,10 @@ type postRun struct {
 	// activity (when work does not start again), just before the session
 	// goes idle: its closing events and the switch to idle are one step.
 	finish func()
+	// resume, if set, runs on the executor when work starts the run again,
+	// after its agent_start and turn_start: what the new run begins with
+	// (a hidden reminder, a continue message).
+	resume func(r *run)
 }
 
 // postStage is one step of the post-run decision: it looks at the run that
@@ -65,36 +76,59 @@ func (s *Session) decidePostRun(r *run, aborted bool) *postRun {
 // streamWatch looks at each event of a model call as it arrives, on the
 // run goroutine, before the executor applies it; a non-nil error ends the
 // call with that error as the cause (a rule that cuts a violating stream,
-// TTSR, is one). The idle watchdog (watchStream) is the other watch, on
+// TTSR, is one; a watch that wants the event shown posts its applyStream
+// itself). The idle watchdog (watchStream) is the other watch, on
 // time rather than on events. With no watch the cost is a loop over an
 // empty slice.
 type streamWatch func(r *run, ev StreamEvent) error
 
-// startRun begins a run with the given prompt messages. (actor)
-func (s *Session) startRun(prompts []Message) {
+// startRun begins a run with the given prompt messages; with pre, after
+// that work (a compaction before the prompt), which the run starts after
+// whatever its outcome. (actor)
+func (s *Session) startRun(prompts []Message, pre *postRun) {
 	r := &run{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	removeRun := s.acts.add(ActRun, cancel)
 	s.run = r
-	s.phase = PhaseRunning
-	// Bash executions recorded during the previous run join the context
-	// before the new prompt, as the original flushes them.
-	for _, m := range s.deferredBash {
-		s.appendMessage(m)
+	var pending []Message
+	open := func() {
+		s.phase = PhaseRunning
+		// Bash executions recorded during the previous run join the context
+		// before the new prompt, as the original flushes them.
+		for _, m := range s.deferredBash {
+			s.appendMessage(m)
+		}
+		s.deferredBash = nil
+		s.emit(AgentStart{})
+		s.emit(TurnStart{})
+		for _, p := range prompts {
+			s.emitMessage(r, p)
+		}
+		pending = s.dequeue(&s.steering, s.steeringMode)
 	}
-	s.deferredBash = nil
-	// The opening events are emitted here, on the actor, so they follow the
-	// prompt's acknowledgement directly and precede anything the host sends
-	// next: a piped transcript is deterministic up to the model call.
-	s.emit(AgentStart{})
-	s.emit(TurnStart{})
-	for _, p := range prompts {
-		s.emitMessage(r, p)
+	var pctx context.Context
+	var pcancel context.CancelCauseFunc
+	var removePre func()
+	if pre == nil {
+		// The opening events are emitted here, on the actor, so they follow
+		// the prompt's acknowledgement directly and precede anything the
+		// host sends next: a piped transcript is deterministic up to the
+		// model call.
+		open()
+	} else {
+		s.phase = pre.phase
+		pctx, pcancel = context.WithCancelCause(ctx)
+		removePre = s.acts.add(pre.act, pcancel)
 	}
-	pending := s.dequeue(&s.steering, s.steeringMode)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		if pre != nil {
+			pre.work(pctx)
+			removePre()
+			pcancel(nil)
+			s.Call(open)
+		}
 		s.activity(ctx, r, pending)
 		removeRun()
 		cancel(nil)
@@ -148,6 +182,9 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 			r.newMessages = nil
 			s.emit(AgentStart{})
 			s.emit(TurnStart{})
+			if post.resume != nil {
+				post.resume(r)
+			}
 		})
 		pending = nil
 	}
@@ -290,6 +327,7 @@ func (s *Session) buildRequest(r *run) *Request {
 	for _, t := range r.tools {
 		req.Tools = append(req.Tools, ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
+	r.ttsr, r.ruleCut = s.newTTSRStream(), false
 	r.promptChars = 0
 	if silentTruncationAPIs[r.model.API] && !s.truncWarned {
 		r.promptChars = promptChars(req)
@@ -334,6 +372,9 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		stopWatch()
 		if ctx.Err() == nil && errors.Is(context.Cause(sctx), errStalled) {
 			err = s.stallError()
+		}
+		if ctx.Err() == nil && ttsrCutOf(context.Cause(sctx)) != nil {
+			r.ruleCut = true
 		}
 		scancel(nil)
 	}
@@ -420,7 +461,8 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	msg := s.partial.snapshot()
 	s.partial = nil
 	switch {
-	case ctx.Err() != nil && (err != nil || r.stop == ""):
+	case ctx.Err() != nil && (err != nil || r.stop == ""), r.ruleCut:
+		// Aborted by the user, or cut by a rule (TTSR).
 		msg.StopReason = StopAborted
 		msg.ErrorMessage = AbortedMessage
 	case err != nil:

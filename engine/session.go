@@ -58,6 +58,14 @@ type Config struct {
 	// when it is set (pi's PI_RPC_EMIT_TITLE).
 	AnnounceName bool
 	Store        Store // the initial record's store; nil: a MemoryStore
+	// Compaction configures compaction (budgets, automatic or not).
+	Compaction CompactionSettings
+	// Rules are TTSR rules, compiled (Rule.Compile), beside those the
+	// resources bring (Resources.Rules); nil: none.
+	Rules []*Rule
+	// Cwd is the working directory tool paths are relative to (TTSR
+	// globs).
+	Cwd          string
 	SystemPrompt string
 	Clock        Clock
 	IDs          IDSource
@@ -78,6 +86,9 @@ type Config struct {
 	MaxTurns int
 	// InboxSize bounds the actor's mailbox (backpressure); 0 picks a default.
 	InboxSize int
+	// TodoClearDelay is how long a completed or abandoned task stays in the
+	// todo list; 0 means DefaultTodoClearDelay, negative never clears.
+	TodoClearDelay time.Duration
 	// OrderedResults reports the results of parallel (shared) tool calls in
 	// call order instead of completion order. Only the deterministic test
 	// mode sets it: completion order of parallel calls is a race, and a
@@ -126,7 +137,9 @@ type Session struct {
 	steeringMode  string
 	followUpMode  string
 	interruptMode string
-	todos         []TodoPhase
+	todo          todoState
+	compact       compactState
+	ttsr          ttsrState
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
 	stateCache    stateCache
@@ -139,6 +152,11 @@ type Session struct {
 	// are set in New; features plug in there, tests in front.
 	stages  []postStage
 	watches []streamWatch
+	// timers is the parent context of the session's own timers (todo
+	// auto-clear); Close cancels it (stopTimers) so they end with the
+	// session.
+	timers     context.Context
+	stopTimers context.CancelFunc
 	// inputs are the steps a prompt's text takes before it becomes a user
 	// message (commands.go): set in New, in the family's order.
 	inputs []inputStage
@@ -188,13 +206,19 @@ func New(cfg Config) *Session {
 		steeringMode:  ModeOneAtATime,
 		followUpMode:  ModeOneAtATime,
 		interruptMode: ModeWait,
+		compact:       compactState{disabled: cfg.Compaction.Disabled},
 	}
 	if s.rec.store == nil {
 		s.rec.store = &MemoryStore{}
 	}
 	// The post-run stages, in order. Auto-compaction and todo reminders
 	// take their places after retry (agent-core §6.2, §11.2).
-	s.stages = []postStage{s.retryStage}
+	s.stages = []postStage{s.retryStage, s.ttsrStage, s.compactionStage, s.todoStage}
+	// The rules come with the config and the resources read at start; the
+	// watch costs a nil check per event while there are none.
+	s.watches = []streamWatch{s.ttsrWatch}
+	s.ttsr.rules = cfg.Rules
+	s.timers, s.stopTimers = context.WithCancel(context.Background())
 	// The input stages, in order. Extension commands and the extension
 	// input hook take their places before the expansion of skills and
 	// templates (extensions.md).
@@ -222,7 +246,10 @@ func (s *Session) Stop() { close(s.stop) }
 // Close waits for every goroutine the session started (runs, tool calls,
 // RPC bash commands) to return. Call it after the session went idle and
 // Loop returned; work still running must have been cancelled first.
-func (s *Session) Close() { s.wg.Wait() }
+func (s *Session) Close() {
+	s.stopTimers()
+	s.wg.Wait()
+}
 
 // Post runs fn on the actor: now, on the calling goroutine, when the actor
 // is free, else after the functions posted before it. It blocks while the
@@ -262,7 +289,11 @@ func (s *Session) Phase() Phase { return s.phase }
 
 // IsStreaming reports whether a prompt's activity is under way: a run, or
 // the retry wait that belongs to it. (actor)
-func (s *Session) IsStreaming() bool { return s.phase == PhaseRunning || s.phase == PhaseRetrying }
+func (s *Session) IsStreaming() bool {
+	// A compaction that belongs to a prompt (before it, or after its
+	// agent_end) keeps the prompt in flight, as the original reports it.
+	return s.phase == PhaseRunning || s.phase == PhaseRetrying || (s.phase == PhaseCompacting && s.run != nil)
+}
 
 // IsCompacting reports whether a compaction is under way. (actor)
 func (s *Session) IsCompacting() bool { return s.phase == PhaseCompacting }
@@ -323,7 +354,12 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 		}
 		return e
 	}
-	s.startRun([]Message{msg})
+	s.todo.reminders = 0 // the reminders count from the last user prompt
+	var pre *postRun
+	if reason, last := s.promptCompaction(); reason != "" {
+		pre = s.preCompaction(reason, last)
+	}
+	s.startRun([]Message{msg}, pre)
 	return nil
 }
 
@@ -388,11 +424,11 @@ func (s *Session) State() State {
 		SessionFile:           s.set.file,
 		SessionID:             s.set.id,
 		SessionName:           s.set.name,
-		AutoCompactionEnabled: true,
+		AutoCompactionEnabled: !s.compact.disabled,
 		MessageCount:          len(s.rec.context),
 		QueuedMessageCount:    len(s.steering) + len(s.followUps),
 		PendingMessageCount:   len(s.steering) + len(s.followUps),
-		TodoPhases:            s.todos,
+		TodoPhases:            s.todo.phases,
 		SystemPrompt:          s.set.systemPrompt,
 		DumpTools:             make([]ToolDump, 0, len(s.set.tools)),
 	}

@@ -190,7 +190,7 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool, orde
 	if ctx.Err() != nil {
 		return errorResult("Operation aborted")
 	}
-	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order}, order: order}
+	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order}, order: order, Todos: s.todosNow}
 	if s.cfg.Gate != nil {
 		if res := s.cfg.Gate(ctx, tc); res != nil {
 			return *res
@@ -236,6 +236,7 @@ func validationText(name string, issues []string, args []byte) string {
 // finishTool emits a call's end and result message and records it. (actor)
 func (s *Session) finishTool(r *run, rd *round, call ContentBlock, res ToolResult) *ToolResultMessage {
 	rd.finished[call.ID] = true
+	s.noteTodoWrite(call.Name, res)
 	s.emit(ToolExecutionEnd{ToolCallID: call.ID, ToolName: call.Name, Result: resultJSON(res), IsError: res.IsError, IsWarning: res.IsWarning})
 	tr := &ToolResultMessage{
 		ToolCallID: call.ID, ToolName: call.Name, Content: res.Content,

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -63,9 +62,9 @@ var handlers = map[string]handler{
 	"get_login_providers":       (*Server).unsupported,
 	"login":                     (*Server).unsupported,
 	"handoff":                   (*Server).unsupported,
-	"set_todos":                 (*Server).notYet,
-	"compact":                   (*Server).notYet,
-	"set_auto_compaction":       (*Server).notYet,
+	"set_todos":                 (*Server).cmdSetTodos,
+	"compact":                   (*Server).cmdCompact,
+	"set_auto_compaction":       (*Server).cmdSetAutoCompaction,
 }
 
 // decode reads the command's fields into v by the reading rule
@@ -289,10 +288,6 @@ func wellFormedReply(c *command) bool {
 // unsupported answers a command of the family that this agent does not
 // offer (docs/compat.md), with its id.
 func (s *Server) unsupported(c *command) { s.fail(c, errUnsupported) }
-
-func (s *Server) notYet(c *command) {
-	s.fail(c, fmt.Errorf("%s: %w in this build", c.typ, errNotYet))
-}
 
 // cmdBash runs the command in the background; its response comes when it
 // ends, so commands sent meanwhile (abort_bash, get_state) are answered

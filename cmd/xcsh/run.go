@@ -77,6 +77,7 @@ type options struct {
 	systemPrompt, appendSystemPrompt                string
 	rpcUpdates                                      string
 	retryBaseDelay, streamIdleTimeout               time.Duration
+	todoClearDelay                                  time.Duration
 	ui, confirmOutside                              bool
 	confirmBash                                     string
 	confirmTimeout                                  time.Duration
@@ -89,8 +90,9 @@ type options struct {
 	noContextFiles, noSkills, noTemplates, noMCP bool
 	skills, templates, mcpConfigs                []string
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
-	noTitle, noRules, noLSP, noPTY, noExtensions, allowHome bool
-	providerSessionID                                       string
+	noRules                                        bool
+	noTitle, noLSP, noPTY, noExtensions, allowHome bool
+	providerSessionID                              string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -168,6 +170,8 @@ and keys; architecture.md: how it is built).`,
 	f.StringVar(&o.rpcUpdates, "rpc-updates", rpc.UpdatesFull, "message_update frames: full (with partial snapshots) or delta")
 	f.DurationVar(&o.retryBaseDelay, "retry-base-delay", engine.DefaultRetryBase, "first auto-retry wait; doubled for each further attempt")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", engine.DefaultStreamIdleTimeout, "end a model call that sends nothing for this long (retryable); 0 disables")
+	f.DurationVar(&o.todoClearDelay, "todo-clear-delay", engine.DefaultTodoClearDelay, "how long a completed or abandoned todo stays listed (0: at once, negative: never)")
+	f.BoolVar(&o.noRules, "no-rules", false, "do not load TTSR rules (.xcsh/rules, .cursor/rules, ...)")
 	f.BoolVar(&o.ui, "ui", false, "the host answers extension UI dialogs: offers the ask tool")
 	f.StringVar(&o.confirmBash, "confirm-bash", "", "comma-separated command patterns (* and ?) the user must confirm before bash runs them")
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
@@ -186,7 +190,7 @@ and keys; architecture.md: how it is built).`,
 		p    *bool
 		name string
 	}{
-		{&o.noTitle, "no-title"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
+		{&o.noTitle, "no-title"}, {&o.noLSP, "no-lsp"},
 		{&o.noPTY, "no-pty"}, {&o.noExtensions, "no-extensions"}, {&o.allowHome, "allow-home"},
 	} {
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
@@ -363,6 +367,7 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout), MaxTurns: o.maxTurns,
+		TodoClearDelay: clearDelay(o.todoClearDelay), Cwd: cwd,
 	}
 	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, mcp: mcpServers, keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
 }
@@ -462,6 +467,15 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 func idleTimeout(d time.Duration) time.Duration {
 	if d <= 0 {
 		return -1
+	}
+	return d
+}
+
+// clearDelay maps the flag (0: at once) to the engine's setting (0: the
+// default).
+func clearDelay(d time.Duration) time.Duration {
+	if d == 0 {
+		return time.Nanosecond
 	}
 	return d
 }
