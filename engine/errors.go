@@ -98,3 +98,10 @@ type ExportError struct{ Err error }
 
 func (e *ExportError) Error() string { return "export: " + e.Err.Error() }
 func (e *ExportError) Unwrap() error { return e.Err }
+
+// RenameError: set_session_name could not write the name into the
+// session file; the name did not change.
+type RenameError struct{ Err error }
+
+func (e *RenameError) Error() string { return "rename session: " + e.Err.Error() }
+func (e *RenameError) Unwrap() error { return e.Err }

@@ -146,6 +146,9 @@ type Session struct {
 	bashTail      chan struct{} // closed when the last queued bash command is done
 	retry         retryState
 	truncWarned   bool // the silent-truncation warning was sent (once per session)
+	// saveErr is why the store last failed ("" while every entry is
+	// written): get_state's sessionSaveError.
+	saveErr string
 	// stages are the post-run decision, taken in the step that emits
 	// agent_end: the first stage that asks for work gets it (see postRun).
 	// watches look at every event of a model call (see streamWatch). Both
@@ -431,6 +434,7 @@ func (s *Session) State() State {
 		TodoPhases:            s.todo.phases,
 		SystemPrompt:          s.set.systemPrompt,
 		DumpTools:             make([]ToolDump, 0, len(s.set.tools)),
+		SessionSaveError:      s.saveErr,
 	}
 	if s.partial != nil {
 		st.MessageCount++

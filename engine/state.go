@@ -27,6 +27,10 @@ type State struct {
 	// Sandbox is the sandbox the agent's commands and file tools run in
 	// (docs/sandbox.md); absent when it is off.
 	Sandbox *SandboxState `json:"sandbox,omitempty"`
+	// SessionSaveError says why the session is not being saved, while it
+	// is not (a full or read-only disk); absent when every entry is on
+	// disk.
+	SessionSaveError string `json:"sessionSaveError,omitempty"`
 }
 
 // SandboxState is get_state.sandbox: the mode, whether commands may use

@@ -54,5 +54,8 @@ func appendState(dst []byte, st State, c *stateCache, version uint64) []byte {
 		sb, _ := MarshalJSON(st.Sandbox)
 		dst = appendRawField(dst, "sandbox", sb)
 	}
+	if st.SessionSaveError != "" {
+		dst = appendStringField(dst, "sessionSaveError", st.SessionSaveError)
+	}
 	return append(dst, '}')
 }

@@ -265,6 +265,7 @@ func (s *Session) install(r record) (old Store, err error) {
 		return nil, err
 	}
 	old, s.rec = s.rec.store, t
+	s.saveErr = ""
 	s.set.id, s.set.file, s.set.name = r.id, r.file, r.name
 	s.set.version++
 	queued := len(s.steering)+len(s.followUps) > 0
@@ -297,7 +298,31 @@ func (s *Session) appendEntry(e *Entry) {
 	// persisting must happen even when the run that produced it was aborted.
 	if err := s.rec.store.Append(s.storeCtx(), e); err != nil {
 		fmt.Fprintf(s.cfg.Log, "xcsh: session store: %v\n", err)
+		s.saveFailed(err)
+	} else if s.saveErr != "" {
+		s.saveResumed()
 	}
+}
+
+// saveFailed tells the host, the moment it happens, that the session
+// stopped being saved (an error-level notify, and get_state's
+// sessionSaveError while it lasts): a host must not believe saved what
+// was not. The entries wait in the store and are written when it can.
+// (actor)
+func (s *Session) saveFailed(err error) {
+	if s.saveErr != "" {
+		return
+	}
+	s.saveErr = err.Error()
+	s.set.version++
+	s.notify("error", "The session is not being saved: "+s.saveErr+". The conversation goes on; what is not on disk is kept and written as soon as the file can be written again.")
+}
+
+// saveResumed tells the host that every entry is on disk again. (actor)
+func (s *Session) saveResumed() {
+	s.saveErr = ""
+	s.set.version++
+	s.notify("info", "The session is being saved again: every entry is in "+s.set.file+".")
 }
 
 // appendMessage records a finished message. (actor)

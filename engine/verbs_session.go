@@ -219,8 +219,8 @@ func (s *Session) Export(path string, done func(written string, err error)) {
 // SetSessionName names the session: control characters become spaces,
 // runs of spaces collapse, and the result is trimmed; nothing left fails
 // with ErrEmptySessionName. A store that keeps the name (a session file's
-// header) records it off the executor; its failure is logged and the name
-// still holds for this process. With Config.AnnounceName the host is then
+// header) records it off the executor; when that fails the name does not
+// change and the failure is a *RenameError. With Config.AnnounceName the host is then
 // asked to show it as its title. (actor)
 func (s *Session) SetSessionName(name string, done func(error)) {
 	clean := CleanSessionName(name)
@@ -236,7 +236,12 @@ func (s *Session) SetSessionName(name string, done func(error)) {
 		}
 	}, func() {
 		if err != nil {
+			// The file keeps its old name: so does the session, and the
+			// host is told (a name that only lived in memory would be lost
+			// with the process).
 			fmt.Fprintf(s.cfg.Log, "xcsh: session store: %v\n", err)
+			done(&RenameError{Err: err})
+			return
 		}
 		if store == s.rec.store { // not replaced meanwhile
 			s.set.name = clean

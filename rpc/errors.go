@@ -88,6 +88,10 @@ func wireError(typ string, err error) string {
 	if errors.As(err, &se) {
 		return "Cannot switch session: " + se.Err.Error()
 	}
+	var re *engine.RenameError
+	if errors.As(err, &re) {
+		return "Cannot rename session: " + re.Err.Error()
+	}
 	var xe *engine.ExportError
 	if errors.As(err, &xe) {
 		return "Cannot export session: " + xe.Err.Error()

@@ -79,6 +79,8 @@ func TestScripts(t *testing.T) {
 			return url != "" && err == nil, nil
 		case "mcp-everything-installed":
 			return mcpEverything() != "", nil
+		case "small-fs":
+			return smallFS(), nil
 		}
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
@@ -335,3 +337,10 @@ func mcpEverything() string {
 	}
 	return p
 }
+
+// smallFS reports whether a scenario can mount a small filesystem of its
+// own (a tmpfs in new user and mount namespaces, `unshare -Urm`), to fill
+// a disk or make it read-only without touching the machine's.
+var smallFS = sync.OnceValue(func() bool {
+	return exec.Command("unshare", "-Urm", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs \"$d\"").Run() == nil
+})

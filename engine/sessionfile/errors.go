@@ -11,3 +11,7 @@ var (
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("session store closed")
 )
+
+// ErrNotSaved: an entry could not be written; it waits in memory, with
+// those after it, and is written by the next append that can.
+var ErrNotSaved = errors.New("session not saved")

@@ -2,6 +2,7 @@ package sessionfile
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,11 +28,20 @@ type Store struct {
 	pending []byte
 	// f is the file open O_APPEND once it exists; nil before.
 	f *os.File
-	// unterminated: the file may end inside a line (a failed write, a file
-	// loaded without its final newline); the next append starts with a
-	// newline so its own line stays whole.
+	// backlog holds the lines that could not be written (a full or
+	// read-only disk), in order: the next append writes them first, with
+	// its own, so no entry on disk ever has a parent that is not, and
+	// nothing is lost while the process lives.
+	backlog []byte
+	// unterminated: the file may end inside a line (a failed write whose
+	// partial line could not be cut, a file loaded without its final
+	// newline); the next append starts with a newline so its own line
+	// stays whole.
 	unterminated bool
-	closed       bool   // after Close: appends fail rather than recreate the file
+	// flushFailed: creating the file failed; every append tries again.
+	flushFailed bool
+	lock         *fileLock // held while the file is open for appends
+	closed       bool      // after Close: appends fail rather than recreate the file
 	buf          []byte // scratch line
 }
 
@@ -50,17 +60,23 @@ func New(path string, h Header) *Store {
 // appended after its last line. A torn last line (which Load skipped) is
 // cut off first, so the next entry starts on a fresh line.
 func OpenAppend(path string, s *Session) (*Store, error) {
+	lock, err := acquire(path)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
+		lock.release()
 		return nil, fmt.Errorf("open session %s: %w", path, err)
 	}
-	st := &Store{path: path, header: s.Header, f: f}
+	st := &Store{path: path, header: s.Header, f: f, lock: lock}
 	if s.good < s.size {
 		// Cut the torn tail only if the file is still the one we read;
 		// otherwise just make sure the next line starts on its own.
 		if fi, err := f.Stat(); err == nil && fi.Size() == s.size && s.torn {
 			if err := f.Truncate(s.good); err != nil {
 				f.Close()
+				lock.release()
 				return nil, fmt.Errorf("cut torn line of %s: %w", path, err)
 			}
 		} else {
@@ -100,8 +116,10 @@ func (s *Store) Append(_ context.Context, e *engine.Entry) error {
 	s.buf = appendLine(s.buf[:0], e)
 	if s.f == nil {
 		s.pending = append(s.pending, s.buf...)
-		if e.Type == engine.EntryMessage && e.Message != nil && e.Message.Role() == "assistant" {
-			return s.flush()
+		if s.flushFailed || e.Type == engine.EntryMessage && e.Message != nil && e.Message.Role() == "assistant" {
+			err := s.flush()
+			s.flushFailed = err != nil
+			return err
 		}
 		return nil
 	}
@@ -119,19 +137,43 @@ func appendLine(dst []byte, e *engine.Entry) []byte {
 	return append(dst, '\n')
 }
 
-// write appends one line with a single write(2). A write that fails
-// half-way leaves a partial line; the next one terminates it first.
+// write appends one line with a single write(2), after the backlog of
+// lines an earlier failure left unwritten. A write that fails half-way
+// has its partial line cut off again (the file is as before the write),
+// and everything it held joins the backlog; only when the cut fails too
+// does the file end inside a line, and the next write then starts with a
+// newline, so no line is ever glued to another.
 func (s *Store) write(line []byte) error {
+	if len(s.backlog) > 0 {
+		s.backlog = append(s.backlog, line...)
+		line = s.backlog
+	}
+	out := line
 	if s.unterminated {
-		line = append([]byte{'\n'}, line...)
+		out = append([]byte{'\n'}, line...)
 	}
-	n, err := s.f.Write(line)
-	if err != nil {
-		s.unterminated = n > 0 && line[n-1] != '\n'
-		return fmt.Errorf("append to session %s: %w", s.path, err)
+	n, err := s.f.Write(out)
+	if err == nil {
+		s.unterminated, s.backlog = false, nil
+		return nil
 	}
-	s.unterminated = false
-	return nil
+	if n > 0 {
+		if fi, serr := s.f.Stat(); serr != nil || s.f.Truncate(fi.Size()-int64(n)) != nil {
+			// The partial line stays: the next write must not continue it.
+			s.unterminated = out[n-1] != '\n'
+		}
+	}
+	if len(s.backlog) == 0 {
+		s.backlog = append([]byte(nil), line...)
+	}
+	return fmt.Errorf("%w: append to session %s: %w (%d %s waiting)", ErrNotSaved, s.path, err, bytes.Count(s.backlog, []byte{'\n'}), plural(bytes.Count(s.backlog, []byte{'\n'}), "entry", "entries"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Flush makes sure the file exists and holds every entry appended so far,
@@ -155,6 +197,13 @@ func (s *Store) flush() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("create session dir: %w", err)
 	}
+	if s.lock == nil {
+		lock, err := acquire(s.path)
+		if err != nil {
+			return err
+		}
+		s.lock = lock
+	}
 	head := append(s.header.AppendJSON(nil), '\n')
 	err := writeAtomic(s.path, false, func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
@@ -164,11 +213,11 @@ func (s *Store) flush() error {
 		return err
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return fmt.Errorf("open session %s: %w", s.path, err)
+		return fmt.Errorf("%w: open session %s: %w", ErrNotSaved, s.path, err)
 	}
 	s.f, s.pending = f, nil
 	return nil
@@ -181,8 +230,9 @@ func (s *Store) flush() error {
 // lock, then, under it, what was appended meanwhile is copied too and the
 // new file takes the old one's place, so no append is lost and none waits
 // for more than that last step.
-func (s *Store) SetTitle(title, source string) error {
+func (s *Store) SetTitle(title, source string) (err error) {
 	s.mu.Lock()
+	oldTitle, oldSource := s.header.Title, s.header.TitleSource
 	s.header.Title, s.header.TitleSource = title, source
 	if s.f == nil || s.closed {
 		s.mu.Unlock()
@@ -190,6 +240,13 @@ func (s *Store) SetTitle(title, source string) error {
 	}
 	head := append(s.header.AppendJSON(nil), '\n')
 	s.mu.Unlock()
+	defer func() {
+		if err != nil { // the file keeps its name: so does the store
+			s.mu.Lock()
+			s.header.Title, s.header.TitleSource = oldTitle, oldSource
+			s.mu.Unlock()
+		}
+	}()
 
 	src, err := os.Open(s.path)
 	if err != nil {
@@ -255,10 +312,18 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	defer func() { s.lock.release(); s.lock = nil }()
 	if s.f == nil {
 		return nil
 	}
-	err := s.f.Sync()
+	var err error
+	if len(s.backlog) > 0 {
+		// A last chance for what could not be written: space may be back.
+		err = s.write(nil)
+	}
+	if serr := s.f.Sync(); err == nil {
+		err = serr
+	}
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}
@@ -288,6 +353,11 @@ func writeAtomic(path string, replace bool, fill func(io.Writer) error, finish .
 		tmp.Close()           // a no-op error once closed
 		os.Remove(tmp.Name()) // gone already after a rename
 		if err != nil {
+			// The temporary file's random name says nothing to a user.
+			var pe *fs.PathError
+			if errors.As(err, &pe) && pe.Path == tmp.Name() {
+				err = pe.Err
+			}
 			err = fmt.Errorf("write session %s: %w", path, err)
 		}
 	}()

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -73,12 +75,16 @@ func TestStoreLazyCreation(t *testing.T) {
 		}
 	}
 	checkFormat(t, lines)
-	// No temporary file is left behind.
-	if des, _ := os.ReadDir(dir); len(des) != 1 {
-		t.Errorf("dir holds %d files", len(des))
+	// No temporary file is left behind; the lock is held while the store
+	// is open, and gone with it.
+	if des, _ := os.ReadDir(dir); len(des) != 2 || des[1].Name() != filepath.Base(path)+".lock" {
+		t.Errorf("dir holds %v", des)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if des, _ := os.ReadDir(dir); len(des) != 1 {
+		t.Errorf("dir holds %v after Close", des)
 	}
 }
 
@@ -246,8 +252,9 @@ func TestStoreNeverReplaces(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != "precious\n" {
 		t.Fatalf("file replaced: %q", b)
 	}
+	s.Close()
 	if des, _ := os.ReadDir(dir); len(des) != 1 {
-		t.Fatalf("temporary file left: %d files", len(des))
+		t.Fatalf("temporary file left: %v", des)
 	}
 
 	path2 := filepath.Join(dir, "t.jsonl")
@@ -312,5 +319,77 @@ func TestSetTitleConcurrentWithAppends(t *testing.T) {
 		if e.ID != fmt.Sprintf("%08x", i) {
 			t.Fatalf("entry %d is %s", i, e.ID)
 		}
+	}
+}
+
+// A full disk: what cannot be written waits, in order, and is written by
+// the next append that can; a failed partial write is cut, so no line is
+// ever glued to another and no entry on disk has a parent that is not.
+func TestBacklogAfterFailedWrites(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	s := New(path, newHeader())
+	es := conversation(3)
+	appendAll(t, s, es[:4]) // the file exists (an assistant message)
+	good := s.f
+	// Writes fail: the descriptor is read-only (EBADF), as a full disk
+	// fails them.
+	ro, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.f = ro
+	for _, e := range es[4:7] {
+		if err := s.Append(context.Background(), e); !errors.Is(err, ErrNotSaved) {
+			t.Fatalf("append on a failing file: %v", err)
+		}
+	}
+	if n := len(fileLines(t, path)); n != 5 {
+		t.Fatalf("%d lines on disk while failing", n)
+	}
+	s.f = good
+	ro.Close()
+	appendAll(t, s, es[7:])
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := fileLines(t, path)
+	if len(lines) != 1+len(es) {
+		t.Fatalf("%d lines, want %d", len(lines), 1+len(es))
+	}
+	for i, e := range es {
+		if string(lines[i+1]) != string(e.AppendJSON(nil)) {
+			t.Fatalf("line %d = %s", i+2, lines[i+1])
+		}
+	}
+}
+
+// A second process cannot append to a session file another holds: the
+// refusal names the holder. (A process holds its own file twice freely.)
+func TestSessionFileLock(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	l1, err := acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := acquire(path)
+	if err != nil || l2 != l1 {
+		t.Fatalf("second hold in one process: %v", err)
+	}
+	l2.release()
+	// Another process: a child that tries the lock with flock(1).
+	out, err := exec.Command("flock", "-n", path+".lock", "true").CombinedOutput()
+	if err == nil {
+		t.Fatalf("another process took the lock: %s", out)
+	}
+	b, _ := os.ReadFile(path + ".lock")
+	if strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("lock file holds %q", b)
+	}
+	l1.release()
+	if _, err := os.Stat(path + ".lock"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("lock file left: %v", err)
 	}
 }
