@@ -445,6 +445,14 @@ func (s *Session) applyStream(r *run, ev StreamEvent) {
 	case StreamRedactedThinking:
 		i := p.startBlock(ContentBlock{Type: BlockRedactedThinking, Data: ev.Delta})
 		p.endBlock(i, "", nil)
+	case StreamNotice:
+		if !s.noticed[ev.Delta] {
+			if s.noticed == nil {
+				s.noticed = map[string]bool{}
+			}
+			s.noticed[ev.Delta] = true
+			s.notify("warning", ev.Delta)
+		}
 	case StreamUsage:
 		u := ev.Usage
 		u.ApplyCost(r.model.Cost)

@@ -56,6 +56,11 @@ const (
 	// its opaque data, replayed to the provider on the next call). It opens
 	// and closes at once, so it has no start or end and no message_update.
 	StreamRedactedThinking
+	// StreamNotice is something the user should know about the call that
+	// is not part of the answer (Delta: the text; a model asked without
+	// the tools it cannot take, say). The session tells the host once per
+	// text, as a warning notify.
+	StreamNotice
 )
 
 // StreamEvent is one event of a provider stream.

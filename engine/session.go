@@ -145,7 +145,8 @@ type Session struct {
 	stateCache    stateCache
 	bashTail      chan struct{} // closed when the last queued bash command is done
 	retry         retryState
-	truncWarned   bool // the silent-truncation warning was sent (once per session)
+	truncWarned   bool            // the silent-truncation warning was sent (once per session)
+	noticed       map[string]bool // the providers' notices already told the host
 	// saveErr is why the store last failed ("" while every entry is
 	// written): get_state's sessionSaveError.
 	saveErr string

@@ -93,8 +93,9 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 		m, level, ok := resolve(reg, provider, model)
 		if !ok && provider == "ollama" && model != "" {
 			base, lvl := models.SplitThinking(model)
+			// Not added to the registry: get_available_models lists only
+			// what the server said it has.
 			m, level, ok = ollamaDefault(base), lvl, true
-			reg.Add(m)
 		}
 		if !ok {
 			base, _ := models.SplitThinking(model)

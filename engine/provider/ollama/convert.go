@@ -204,6 +204,21 @@ func think(m engine.Model, l engine.ThinkingLevel) *api.ThinkValue {
 // takesLevels reports whether the model's think field takes a level
 // rather than a boolean: Compat's thinkLevels when set, else whether the
 // id names gpt-oss (the family Ollama renders with its harmony parser).
+// offersTools reports whether m can be offered tools: Compat "tools":
+// false (discovery sets it for a model whose capabilities lack "tools")
+// says it cannot.
+func offersTools(m engine.Model) bool {
+	if len(m.Compat) > 0 {
+		var c struct {
+			Tools *bool `json:"tools"`
+		}
+		if json.Unmarshal(m.Compat, &c) == nil && c.Tools != nil {
+			return *c.Tools
+		}
+	}
+	return true
+}
+
 func takesLevels(m engine.Model) bool {
 	if len(m.Compat) > 0 {
 		var c struct {

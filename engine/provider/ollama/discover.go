@@ -89,6 +89,17 @@ func (d Discovery) Run(ctx context.Context) ([]engine.Model, error) {
 		return nil, classify(err, base.String(), "")
 	}
 
+	// Newest first, as the server lists them; models changed in the same
+	// instant (created together) by name, so the order never depends on
+	// the server's map iteration.
+	if slices.ContainsFunc(list.Models, func(m api.ListModelResponse) bool { return !m.ModifiedAt.IsZero() }) {
+		slices.SortStableFunc(list.Models, func(a, b api.ListModelResponse) int {
+			if c := b.ModifiedAt.Compare(a.ModifiedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+	}
 	showTimeout := d.ShowTimeout
 	if showTimeout <= 0 {
 		showTimeout = DefaultShowTimeout
@@ -147,6 +158,12 @@ func describe(lm api.ListModelResponse, show *api.ShowResponse, host string) (en
 		if slices.Contains(caps, "thinking") {
 			m.Reasoning = true
 		}
+		if len(caps) > 0 && !slices.Contains(caps, "tools") {
+			// The server refuses a whole request that offers tools to
+			// this model (400 "... does not support tools"): Stream
+			// leaves them out.
+			m.Compat = json.RawMessage(`{"tools":false}`)
+		}
 		if n := contextLength(show.ModelInfo); n > 0 {
 			m.ContextWindow = n
 		}
@@ -165,7 +182,7 @@ func describe(lm api.ListModelResponse, show *api.ShowResponse, host string) (en
 		if gptoss && !takesLevels(m) {
 			// A gpt-oss model under another name: tell Stream it takes
 			// levels, since the name rule will not.
-			m.Compat = json.RawMessage(`{"thinkLevels":true}`)
+			m.Compat = setCompat(m.Compat, "thinkLevels", true)
 		}
 	}
 	return m, true
@@ -188,4 +205,13 @@ func contextLength(info map[string]any) int {
 		}
 	}
 	return 0
+}
+
+// setCompat returns compat with key set to v.
+func setCompat(compat json.RawMessage, key string, v any) json.RawMessage {
+	c := map[string]any{}
+	_ = json.Unmarshal(compat, &c)
+	c[key] = v
+	b, _ := json.Marshal(c)
+	return b
 }

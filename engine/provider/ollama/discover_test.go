@@ -41,13 +41,15 @@ func TestDiscover(t *testing.T) {
 	}
 	bool1 := &engine.ModelThinking{MinLevel: "high", MaxLevel: "high", Mode: "effort"}
 	levels := &engine.ModelThinking{MinLevel: "low", MaxLevel: "high", Mode: "effort"}
+	// The test server lists every model as changed in the same instant: then
+	// they come by name (the real server orders by modification time).
 	want := []engine.Model{
-		base(engine.Model{ID: "qwen3:8b", Reasoning: true, Thinking: bool1, ContextWindow: 40960, MaxTokens: 8192}),
-		base(engine.Model{ID: "llava:7b", Input: []string{"text", "image"}, ContextWindow: 4096, MaxTokens: 4096}),
-		base(engine.Model{ID: "gpt-oss:20b", Reasoning: true, Thinking: levels, ContextWindow: 131072, MaxTokens: 8192}),
-		base(engine.Model{ID: "mybot:latest", Reasoning: true, Thinking: levels, ContextWindow: 131072, MaxTokens: 8192, Compat: json.RawMessage(`{"thinkLevels":true}`)}),
-		base(engine.Model{ID: "nolen:latest", ContextWindow: 128000, MaxTokens: 8192}),
 		base(engine.Model{ID: "broken:latest", ContextWindow: 128000, MaxTokens: 8192}),
+		base(engine.Model{ID: "gpt-oss:20b", Reasoning: true, Thinking: levels, ContextWindow: 131072, MaxTokens: 8192}),
+		base(engine.Model{ID: "llava:7b", Input: []string{"text", "image"}, ContextWindow: 4096, MaxTokens: 4096, Compat: json.RawMessage(`{"tools":false}`)}),
+		base(engine.Model{ID: "mybot:latest", Reasoning: true, Thinking: levels, ContextWindow: 131072, MaxTokens: 8192, Compat: json.RawMessage(`{"thinkLevels":true,"tools":false}`)}),
+		base(engine.Model{ID: "nolen:latest", ContextWindow: 128000, MaxTokens: 8192, Compat: json.RawMessage(`{"tools":false}`)}),
+		base(engine.Model{ID: "qwen3:8b", Reasoning: true, Thinking: bool1, ContextWindow: 40960, MaxTokens: 8192}),
 		base(engine.Model{ID: "slow:latest", ContextWindow: 128000, MaxTokens: 8192}),
 	}
 	got, _ := json.Marshal(models)

@@ -3,6 +3,7 @@ package ollama
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -112,6 +113,15 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if err != nil {
 		return &engine.ProviderError{Kind: engine.ErrorOther, Message: "ollama: bad base URL " + strconv.Quote(req.Model.BaseURL) + ": " + err.Error(), Err: err}
 	}
+	var notice string
+	if len(req.Tools) > 0 && !offersTools(req.Model) {
+		// Offering tools to this model fails the whole request: it is
+		// asked without them, and the user is told why it cannot act.
+		r := *req
+		r.Tools = nil
+		req = &r
+		notice = fmt.Sprintf("ollama/%s cannot call tools (its template has none): it is asked without them, so it can only answer in text", req.Model.ID)
+	}
 	chatReq, err := buildRequest(req)
 	if err != nil {
 		return &engine.ProviderError{Kind: engine.ErrorOther, Message: "ollama: " + err.Error(), Err: err}
@@ -120,6 +130,11 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		return err
 	}
 
+	if notice != "" {
+		if err := fn(engine.StreamEvent{Kind: engine.StreamNotice, Delta: notice}); err != nil {
+			return err
+		}
+	}
 	s := &streamer{w: engine.NewStreamWriter(fn), nextID: countToolCalls(req.Messages)}
 	client := api.NewClient(base, p.http)
 	err = client.Chat(ctx, chatReq, s.chunk)

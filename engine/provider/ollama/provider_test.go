@@ -622,3 +622,29 @@ func TestStreamBadRequest(t *testing.T) {
 		})
 	}
 }
+
+// A model that cannot take tools (discovery marks it "tools": false) is
+// asked without them, and the engine is told why first (a notice).
+func TestStreamModelWithoutTools(t *testing.T) {
+	t.Parallel()
+	srv := ollamatest.NewServer(ollamatest.Script{Chat: []ollamatest.Reply{lines(ollamatest.Done("stop", 1, 1))}})
+	t.Cleanup(srv.Close)
+	m := testModel(srv.URL)
+	m.Compat = json.RawMessage(`{"tools":false}`)
+	req := &engine.Request{Model: m, Messages: []engine.Message{userText("hi")},
+		Tools: []engine.ToolSpec{{Name: "read", Description: "Read a file."}}}
+	evs, err := stream(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) == 0 || evs[0].Kind != engine.StreamNotice || !strings.Contains(evs[0].Delta, "cannot call tools") {
+		t.Fatalf("events %+v", evs)
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := body["tools"]; ok {
+		t.Fatalf("tools sent: %s", srv.Requests()[0].Body)
+	}
+}
