@@ -49,16 +49,18 @@ const (
 	ActCompaction                         // a compaction
 	ActHostCall                           // a call into a host tool
 	ActDialog                             // an extension UI dialog
+	ActCommand                            // a slash command running (Hooks.Commands)
+	ActExec                               // a shell command run for an extension (Session.Exec)
 )
 
 // AbortKinds are the activities the abort command stops: the run and its
-// retry wait. Host calls and dialogs started by the run end with it,
+// retry wait, and shell commands run for extensions (Exec). Host calls and dialogs started by the run end with it,
 // through the run's context. A manual compaction is not among them: the
 // original's abort leaves it running (rpc-protocol.md §4.3).
-var AbortKinds = []ActivityKind{ActRun, ActRetry}
+var AbortKinds = []ActivityKind{ActRun, ActRetry, ActExec}
 
 // AllKinds are every kind of activity: what shutting down cancels.
-var AllKinds = []ActivityKind{ActRun, ActBash, ActRetry, ActCompaction, ActHostCall, ActDialog}
+var AllKinds = []ActivityKind{ActRun, ActBash, ActRetry, ActCompaction, ActHostCall, ActDialog, ActCommand, ActExec}
 
 // activities is the cancellation registry. It is the one piece of session
 // state touched from any goroutine (the reader cancels ahead of the

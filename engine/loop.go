@@ -22,6 +22,9 @@ type run struct {
 	// promptChars is the estimated size of the current request, kept only
 	// for APIs that truncate silently (see truncation.go).
 	promptChars int
+	// systemPrompt replaces the session's for this run when not "" (the
+	// BeforeAgentStart hook).
+	systemPrompt string
 	// Open block indexes of the partial, by kind (-1 when none).
 	curText, curThinking, curTool int
 	stop                          StopReason
@@ -69,8 +72,13 @@ func (s *Session) decidePostRun(r *run, aborted bool) *postRun {
 // empty slice.
 type streamWatch func(r *run, ev StreamEvent) error
 
-// startRun begins a run with the given prompt messages. (actor)
-func (s *Session) startRun(prompts []Message) {
+// startRun begins a run with the given prompt messages, followed by the
+// custom messages sent for the next turn. With hook (a prompt, when the
+// BeforeAgentStart hook is wanted) the run goroutine asks the hook first,
+// and the opening events follow its answer. (actor)
+func (s *Session) startRun(prompts []Message, hook *AgentStartHook) {
+	prompts = append(prompts, s.nextTurn...)
+	s.nextTurn = nil
 	r := &run{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	removeRun := s.acts.add(ActRun, cancel)
@@ -85,19 +93,37 @@ func (s *Session) startRun(prompts []Message) {
 	// The opening events are emitted here, on the actor, so they follow the
 	// prompt's acknowledgement directly and precede anything the host sends
 	// next: a piped transcript is deterministic up to the model call.
-	s.emit(AgentStart{})
-	s.emit(TurnStart{})
-	for _, p := range prompts {
-		s.emitMessage(r, p)
+	if hook == nil {
+		s.openRun(r, prompts)
 	}
 	pending := dequeue(&s.steering, s.steeringMode)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		if hook != nil {
+			res := s.cfg.Hooks.BeforeAgentStart(ctx, *hook)
+			s.Call(func() {
+				r.systemPrompt = res.SystemPrompt
+				if m := res.Message; m != nil {
+					m.Timestamp = s.now()
+					prompts = append(prompts, m)
+				}
+				s.openRun(r, prompts)
+			})
+		}
 		s.activity(ctx, r, pending)
 		removeRun()
 		cancel(nil)
 	}()
+}
+
+// openRun emits a run's opening events and its prompt messages. (actor)
+func (s *Session) openRun(r *run, prompts []Message) {
+	s.emit(AgentStart{})
+	s.emit(TurnStart{})
+	for _, p := range prompts {
+		s.emitMessage(r, p)
+	}
 }
 
 // activity is the run goroutine: it owns the whole activity of a prompt,
@@ -165,6 +191,15 @@ func (s *Session) finishRun(r *run) {
 // (WhenIdle), in the order they were registered. (actor)
 func (s *Session) goIdle() {
 	s.phase = PhaseIdle
+	s.releaseIdle()
+}
+
+// releaseIdle runs the functions waiting for idle if the session is idle
+// (a prompt may still be in its Input hook). (actor)
+func (s *Session) releaseIdle() {
+	if !s.idle() {
+		return
+	}
 	waiters := s.idleWaiters
 	s.idleWaiters = nil
 	for _, w := range waiters {
@@ -197,6 +232,7 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 		more := true
 		for more || len(pending) > 0 {
 			var req *Request
+			var msgs []Message
 			s.Call(func() {
 				if !firstTurn {
 					s.emit(TurnStart{})
@@ -204,9 +240,10 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				for _, p := range pending {
 					s.emitMessage(r, p)
 				}
-				req = s.buildRequest(r)
+				req, msgs = s.buildRequest(r)
 			})
 			firstTurn, pending = false, nil
+			s.hookRequest(ctx, r, req, msgs)
 
 			msg := s.streamAssistant(ctx, r, req)
 			if msg.StopReason == StopError || msg.StopReason == StopAborted {
@@ -242,14 +279,24 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 }
 
 // buildRequest snapshots what the next model call sends, and the tools
-// and model the run resolves this turn against. (actor)
-func (s *Session) buildRequest(r *run) *Request {
+// and model the run resolves this turn against. When the Context hook is
+// wanted it leaves the messages to hookRequest and returns a copy of the
+// context for it instead. (actor)
+func (s *Session) buildRequest(r *run) (*Request, []Message) {
 	r.model = *s.set.model
 	r.tools = s.set.tools
 	req := &Request{
 		Model:        r.model,
 		SystemPrompt: s.set.systemPrompt,
-		Messages:     ConvertToLLM(s.rec.context),
+	}
+	if r.systemPrompt != "" {
+		req.SystemPrompt = r.systemPrompt
+	}
+	var msgs []Message
+	if s.has(HookContext) {
+		msgs = append([]Message(nil), s.rec.context...)
+	} else {
+		req.Messages = ConvertToLLM(s.rec.context)
 	}
 	if s.set.thinking != ThinkingOff {
 		req.ThinkingLevel = s.set.thinking
@@ -259,9 +306,27 @@ func (s *Session) buildRequest(r *run) *Request {
 	}
 	r.promptChars = 0
 	if silentTruncationAPIs[r.model.API] && !s.truncWarned {
+		r.promptChars = -1 // measured by hookRequest, once the request is final
+	}
+	return req, msgs
+}
+
+// hookRequest finishes a request off the executor: the Context hook's
+// messages (when buildRequest left them to it) and the
+// BeforeProviderRequest hook. With neither wanted it only measures.
+func (s *Session) hookRequest(ctx context.Context, r *run, req *Request, msgs []Message) {
+	if msgs != nil {
+		if repl := s.cfg.Hooks.Context(ctx, msgs); repl != nil {
+			msgs = repl
+		}
+		req.Messages = ConvertToLLM(msgs)
+	}
+	if s.has(HookBeforeProviderRequest) {
+		s.cfg.Hooks.BeforeProviderRequest(ctx, req)
+	}
+	if r.promptChars < 0 {
 		r.promptChars = promptChars(req)
 	}
-	return req
 }
 
 // streamAssistant runs one model call and returns the finished message.

@@ -21,6 +21,7 @@ type Config struct {
 	Validator     Validator      // nil: arguments are not validated
 	Shell         Shell          // nil: the RPC bash command is unavailable
 	Host          HostLink       // nil: nothing can be asked of the host
+	Hooks         Hooks          // nil: nothing watches or changes the session (hooks.go)
 	Thinking      ThinkingPolicy // nil: RangePolicy
 	// Gate, when set, may stop a validated tool call before it runs (a
 	// confirmation policy asking the user): a non-nil result is the call's
@@ -107,6 +108,8 @@ type Session struct {
 	run           *run
 	steering      []queued
 	followUps     []queued
+	nextTurn      []Message // custom messages kept for the next prompt (SendMessage)
+	preparing     int       // prompts in their Input hook: busy while any is, as a prompt in flight is in the original
 	steeringMode  string
 	followUpMode  string
 	interruptMode string
@@ -126,7 +129,7 @@ type Session struct {
 }
 
 type queued struct {
-	msg *UserMessage
+	msg Message // a user message, or a custom one (SendMessage)
 }
 
 // New builds a session; call Loop to start its actor.
@@ -227,15 +230,21 @@ func (s *Session) Phase() Phase { return s.phase }
 
 // IsStreaming reports whether a prompt's activity is under way: a run, or
 // the retry wait that belongs to it. (actor)
-func (s *Session) IsStreaming() bool { return s.phase == PhaseRunning || s.phase == PhaseRetrying }
+func (s *Session) IsStreaming() bool {
+	return s.phase == PhaseRunning || s.phase == PhaseRetrying || s.preparing > 0
+}
+
+// idle reports whether nothing is going on: no phase of work and no
+// prompt in its Input hook. (actor)
+func (s *Session) idle() bool { return s.phase == PhaseIdle && s.preparing == 0 }
 
 // IsCompacting reports whether a compaction is under way. (actor)
 func (s *Session) IsCompacting() bool { return s.phase == PhaseCompacting }
 
 // WhenIdle calls fn on the actor once the session is idle (at once if it
-// is): no run and no post-run work. (actor)
+// is): no run, no post-run work and no prompt in its Input hook. (actor)
 func (s *Session) WhenIdle(fn func()) {
-	if s.phase == PhaseIdle {
+	if s.idle() {
 		fn()
 		return
 	}
@@ -255,13 +264,75 @@ type PromptOptions struct {
 	// StreamingBehavior is "steer" or "followUp" to queue the message when a
 	// run is active; empty means fail with ErrBusy then.
 	StreamingBehavior string
+	// Source is where the prompt comes from, as the Input hook sees it:
+	// "rpc" when empty, "extension" for an extension's sendUserMessage.
+	Source string
+	// Failed receives, on the executor, a failure found after the Input
+	// hook ran (busy, no model): Prompt has returned nil by then. nil
+	// drops it.
+	Failed func(error)
 }
 
 // Prompt starts a run with a user message, or queues it when a run is
-// active and opts say how. (actor)
+// active and opts say how. A text that names a slash command runs the
+// command instead, even during a run. When the Input hook is wanted, the
+// text goes through it first, on a goroutine of the prompt, and the
+// session counts as busy meanwhile; what follows then reports its failure
+// through opts.Failed. (actor)
 func (s *Session) Prompt(text string, opts PromptOptions) error {
-	msg := s.userMessage(text, opts.Images)
-	if s.phase != PhaseIdle {
+	if cmd, args, ok := s.slashCommand(text); ok {
+		s.runCommand(cmd, args)
+		return nil
+	}
+	if s.has(HookInput) {
+		s.promptHooked(text, opts)
+		return nil
+	}
+	return s.prompt(text, opts.Images, opts)
+}
+
+// promptHooked passes a prompt through the Input hook off the executor,
+// then goes on with what it decided. The hook's wait is a run activity:
+// abort ends it, and the prompt is dropped. (actor)
+func (s *Session) promptHooked(text string, opts PromptOptions) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	remove := s.acts.add(ActRun, cancel)
+	s.preparing++
+	source := opts.Source
+	if source == "" {
+		source = "rpc"
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		res := s.cfg.Hooks.Input(ctx, InputHook{Text: text, Images: opts.Images, Source: source})
+		aborted := ctx.Err() != nil
+		remove()
+		cancel(nil)
+		s.Call(func() {
+			s.preparing--
+			defer s.releaseIdle()
+			if aborted || res.Action == InputHandled {
+				return
+			}
+			images := opts.Images
+			if res.Action == InputTransform {
+				text = res.Text
+				if res.Images != nil {
+					images = res.Images
+				}
+			}
+			if err := s.prompt(text, images, opts); err != nil && opts.Failed != nil {
+				opts.Failed(err)
+			}
+		})
+	}()
+}
+
+// prompt is Prompt after the Input hook. (actor)
+func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions) error {
+	msg := s.userMessage(text, images)
+	if !s.idle() {
 		switch opts.StreamingBehavior {
 		case "":
 			return ErrBusy
@@ -272,25 +343,35 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 		}
 		return nil
 	}
-	if s.set.model == nil {
-		return ErrNoModel
+	if err := s.canRun(); err != nil {
+		return err
 	}
-	if s.cfg.Models != nil && !s.cfg.Models.HasKey(*s.set.model) {
-		return &NoAPIKeyError{Provider: s.set.model.Provider}
+	var hook *AgentStartHook
+	if s.has(HookBeforeAgentStart) {
+		hook = &AgentStartHook{Prompt: text, Images: images, SystemPrompt: s.set.systemPrompt}
 	}
-	s.startRun([]Message{msg})
+	s.startRun([]Message{msg}, hook)
 	return nil
 }
 
 // Steer queues a steering message (delivered at the next turn boundary).
-// (actor)
-func (s *Session) Steer(text string, images []ContentBlock) {
+// A text naming a slash command fails with a *CommandQueueError. (actor)
+func (s *Session) Steer(text string, images []ContentBlock) error {
+	if cmd, _, ok := s.slashCommand(text); ok {
+		return &CommandQueueError{Name: cmd.Name}
+	}
 	s.steering = append(s.steering, queued{s.userMessage(text, images)})
+	return nil
 }
 
-// FollowUp queues a follow-up (delivered when the run would stop). (actor)
-func (s *Session) FollowUp(text string, images []ContentBlock) {
+// FollowUp queues a follow-up (delivered when the run would stop), with
+// Steer's rule for slash commands. (actor)
+func (s *Session) FollowUp(text string, images []ContentBlock) error {
+	if cmd, _, ok := s.slashCommand(text); ok {
+		return &CommandQueueError{Name: cmd.Name}
+	}
 	s.followUps = append(s.followUps, queued{s.userMessage(text, images)})
+	return nil
 }
 
 func (s *Session) userMessage(text string, images []ContentBlock) *UserMessage {

@@ -88,9 +88,6 @@ func (s *Session) SetHostTools(defs []HostToolDef) ([]string, error) {
 			tools = append(tools, s.NewHostTool(d))
 		}
 	}
-	s.SetTools(tools)
-	if s.cfg.RebuildPrompt != nil {
-		s.SetSystemPrompt(s.cfg.RebuildPrompt(tools))
-	}
+	s.SetActiveTools(tools)
 	return names, nil
 }

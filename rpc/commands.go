@@ -115,7 +115,9 @@ func (s *Server) cmdPrompt(c *command) {
 		return
 	}
 	s.ok(c, nil)
-	if err := s.sess.Prompt(*a.Message, engine.PromptOptions{Images: images(a.Images), StreamingBehavior: a.StreamingBehavior}); err != nil {
+	opts := engine.PromptOptions{Images: images(a.Images), StreamingBehavior: a.StreamingBehavior,
+		Failed: func(err error) { s.fail(c, err) }}
+	if err := s.sess.Prompt(*a.Message, opts); err != nil {
 		s.fail(c, err)
 	}
 }
@@ -138,20 +140,20 @@ func (s *Server) cmdAbortAndPrompt(c *command) {
 	release := c.later()
 	s.sess.Abort(func() {
 		s.ok(c, nil)
-		if err := s.sess.Prompt(*a.Message, engine.PromptOptions{Images: images(a.Images)}); err != nil {
+		opts := engine.PromptOptions{Images: images(a.Images), Failed: func(err error) { s.fail(c, err) }}
+		if err := s.sess.Prompt(*a.Message, opts); err != nil {
 			s.fail(c, err)
 		}
 		release()
 	})
 }
 
-func (s *Server) queueCmd(c *command, enqueue func(text string, images []engine.ContentBlock)) {
+func (s *Server) queueCmd(c *command, enqueue func(text string, images []engine.ContentBlock) error) {
 	a, ok := s.parsePrompt(c)
 	if !ok {
 		return
 	}
-	enqueue(*a.Message, images(a.Images))
-	s.ok(c, nil)
+	s.answer(c, nil, enqueue(*a.Message, images(a.Images)))
 }
 
 func (s *Server) cmdSteer(c *command)    { s.queueCmd(c, s.sess.Steer) }
