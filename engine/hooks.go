@@ -103,10 +103,10 @@ type AgentStartHook struct {
 	SystemPrompt string
 }
 
-// AgentStartResult may add a custom message after the prompt (recorded and
+// AgentStartResult may add custom messages after the prompt (recorded and
 // sent) and replace the system prompt for the run ("" keeps it).
 type AgentStartResult struct {
-	Message      *CustomMessage
+	Messages     []*CustomMessage
 	SystemPrompt string
 }
 

@@ -210,7 +210,7 @@ func TestBeforeAgentStartAddsMessageAndSystemPrompt(t *testing.T) {
 		if in.Prompt != "go" || in.SystemPrompt != "base" {
 			t.Errorf("hook saw %+v", in)
 		}
-		return AgentStartResult{SystemPrompt: "replaced", Message: &CustomMessage{CustomType: "note", Content: []ContentBlock{TextBlock("extra")}, Display: true}}
+		return AgentStartResult{SystemPrompt: "replaced", Messages: []*CustomMessage{{CustomType: "note", Content: []ContentBlock{TextBlock("extra")}, Display: true}}}
 	}}
 	st := &MemoryStore{}
 	s := startSession(t, Config{Provider: p, Hooks: h, SystemPrompt: "base", Store: st})

@@ -104,7 +104,7 @@ func (s *Session) startRun(prompts []Message, hook *AgentStartHook) {
 			res := s.cfg.Hooks.BeforeAgentStart(ctx, *hook)
 			s.Call(func() {
 				r.systemPrompt = res.SystemPrompt
-				if m := res.Message; m != nil {
+				for _, m := range res.Messages {
 					m.Timestamp = s.now()
 					prompts = append(prompts, m)
 				}
