@@ -75,7 +75,7 @@ func (f *fakeHooks) Input(_ context.Context, in InputHook) InputResult { return 
 func (f *fakeHooks) BeforeAgentStart(_ context.Context, in AgentStartHook) AgentStartResult {
 	return f.start(in)
 }
-func (f *fakeHooks) Context(_ context.Context, msgs []Message) []Message { return f.context(msgs) }
+func (f *fakeHooks) Context(_ context.Context, msgs []Message) []Message   { return f.context(msgs) }
 func (f *fakeHooks) BeforeProviderRequest(_ context.Context, req *Request) { f.request(req) }
 func (f *fakeHooks) ToolCall(_ context.Context, c ToolCallHook) ToolCallResult {
 	return f.toolCall(c)
@@ -85,7 +85,7 @@ func (f *fakeHooks) ToolResult(_ context.Context, c ToolCallHook, r ToolResult) 
 }
 func (f *fakeHooks) UserBash(_ context.Context, cmd string) *BashResult { return f.userBash(cmd) }
 func (f *fakeHooks) BeforeSwitch(_ context.Context, sw SwitchHook) bool { return f.switching(sw) }
-func (f *fakeHooks) Commands() []SlashCommand                         { return f.commands }
+func (f *fakeHooks) Commands() []SlashCommand                           { return f.commands }
 
 // requestLog is a provider that answers "ok" and records each request.
 type requestLog struct {
