@@ -8,6 +8,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/extension/exttest"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
@@ -16,14 +17,17 @@ import (
 
 // TestMain lets testscript install this test binary as commands on the
 // scripts' $PATH: "xcsh" is the real program; "jsonl-echo" is the harness's
-// stand-in for an RPC server, which the harness_* scenarios drive.
+// stand-in for an RPC server, which the harness_* scenarios drive;
+// "xcsh-testext" is the scripted extension of the ext_* scenarios
+// (engine/extension/exttest: the extension a plan file describes).
 func TestMain(m *testing.M) {
 	// The scenarios' xcsh is this binary: the engine's re-entry check runs
 	// in every scenario (a post from the executor panics there).
 	engine.CheckReentry(true)
 	testscript.Main(m, map[string]func(){
-		"xcsh":       main,
-		"jsonl-echo": rpctest.EchoMain,
+		"xcsh":         main,
+		"jsonl-echo":   rpctest.EchoMain,
+		"xcsh-testext": exttest.Main,
 	})
 }
 

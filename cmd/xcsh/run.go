@@ -80,9 +80,11 @@ type options struct {
 	confirmBash                                     string
 	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
+	extensions, extensionFlags                      []string
+	noExtensions                                    bool
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
-	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, noExtensions, allowHome bool
-	providerSessionID                                                        string
+	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, allowHome bool
+	providerSessionID                                          string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -125,12 +127,15 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
+	f.StringArrayVarP(&o.extensions, "extension", "e", nil, "run this extension (an executable, or a directory with extension.json); repeatable")
+	f.StringArrayVar(&o.extensionFlags, "extension-flag", nil, "NAME=VALUE passed to every extension in its handshake; repeatable")
+	f.BoolVar(&o.noExtensions, "no-extensions", false, "do not discover extensions (--extension paths still run)")
 	for _, nf := range []struct {
 		p    *bool
 		name string
 	}{
 		{&o.noTitle, "no-title"}, {&o.noSkills, "no-skills"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
-		{&o.noMCP, "no-mcp"}, {&o.noPTY, "no-pty"}, {&o.noExtensions, "no-extensions"}, {&o.allowHome, "allow-home"},
+		{&o.noMCP, "no-mcp"}, {&o.noPTY, "no-pty"}, {&o.allowHome, "allow-home"},
 	} {
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
 	}
@@ -224,6 +229,10 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	default:
 		active = tools.Builtins(toolOpts)
 	}
+	// Extensions start here, in parallel, once the session's identity is
+	// known; their tools join the built-ins (a taken name is refused).
+	extHost, extTools := setupExtensions(o, cwd, active, ss.id, ss.file, clock, stderr)
+	active = append(active, extTools...)
 	promptOpts := engine.SystemPromptOptions{
 		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
 		Custom: textOrFile(o.systemPrompt), Append: textOrFile(o.appendSystemPrompt),
@@ -237,6 +246,10 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		return engine.BuildSystemPrompt(po)
 	}
 
+	var started func()
+	if extHost != nil {
+		started = extHost.Begin
+	}
 	srv := rpc.NewServer(stdout, rpc.Options{
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
@@ -244,7 +257,15 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 				growPipe(f)
 			}
 		},
+		Started: started,
 	})
+	// The extension host watches the events on their way to the front and
+	// answers the session's hooks; without extensions neither exists.
+	var sink engine.Sink = srv
+	var hooks engine.Hooks
+	if extHost != nil {
+		sink, hooks = extHost.Tap(srv), extHost
+	}
 	var gate func(context.Context, engine.ToolCall) *engine.ToolResult
 	if policy != nil {
 		gate = policy.gate
@@ -254,11 +275,14 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		Models: registryModels{ms.reg}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
 		RebuildPrompt: rebuildPrompt, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
-		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: srv, Host: srv, Log: stderr,
+		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: sink, Host: srv, Hooks: hooks, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	})
 	srv.Attach(sess)
+	if extHost != nil {
+		extHost.Attach(sess)
+	}
 	if l := ss.resumed(); l != nil {
 		// What the command line names wins; the rest comes from the record.
 		keepModel, keepThinking := o.model != "" || o.provider != "", o.thinking != ""
@@ -290,6 +314,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	}()
 
 	err = srv.Run(ctx, stdin)
+	stopExtensions(extHost, stderr)
 	killChildren()
 	// Make the session file durable. Bounded: after the shutdown grace ran
 	// out, the executor may still be held by the run that did not stop.

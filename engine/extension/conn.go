@@ -217,19 +217,32 @@ func (e *ext) goneErr() error {
 	return errGone
 }
 
-// kill marks the extension dead with err (once), fails what waits on it
-// and ends its process group. It reports whether this call did it.
-func (e *ext) kill(err error) bool {
+// claim reports whether this is the first end of the extension (each ends
+// once); the caller then calls die.
+func (e *ext) claim() bool {
 	did := false
-	e.once.Do(func() {
-		did = true
-		e.deadErr = err
-		close(e.dead)
-		e.cancel()
-		e.out.close()
-		e.proc.kill()
-	})
+	e.once.Do(func() { did = true })
 	return did
+}
+
+// die marks the extension dead with err, fails what waits on it and ends
+// its process group. Call it once, after claim.
+func (e *ext) die(err error) {
+	e.deadErr = err
+	close(e.dead)
+	e.cancel()
+	e.out.close()
+	e.proc.kill()
+}
+
+// kill ends the extension with err if nothing has yet; it reports whether
+// this call did it.
+func (e *ext) kill(err error) bool {
+	if !e.claim() {
+		return false
+	}
+	e.die(err)
+	return true
 }
 
 // readLoop reads the extension's stdout until EOF. Lines that are not

@@ -35,9 +35,12 @@ type Spec struct {
 
 // Options configure a Host. cmd/xcsh builds them.
 type Options struct {
-	Specs   []Spec
-	Version string // the agent's, sent in initialize
-	Cwd     string // the session's working directory: where extensions run
+	Specs []Spec
+	// Problems are what discovery could not use: reported with the load
+	// failures, as extension_error frames, once Begin is called.
+	Problems []engine.ExtensionError
+	Version  string // the agent's, sent in initialize
+	Cwd      string // the session's working directory: where extensions run
 	// Env is the environment every extension starts with (the agent's,
 	// without the provider keys: see cmd/xcsh); nil: the agent's own.
 	Env   []string
@@ -180,6 +183,7 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.loadErrs = append(h.loadErrs, h.opts.Problems...)
 	h.sessionID = sessionID
 	h.universe = append([]engine.Tool(nil), existing...)
 	taken := map[string]bool{}
@@ -328,13 +332,16 @@ func (h *Host) watch(e *ext, stdout *os.File, readerDone <-chan struct{}) {
 	h.fail(e, "exit", errors.New(msg))
 }
 
-// fail removes e for good: it is killed, what waits on it fails, its tools
-// leave the session and extension_error says why. Only the first failure
-// of an extension is reported.
+// fail removes e for good: extension_error says why, its tools leave the
+// session, then it is killed and what waits on it fails. Only the first
+// end of an extension is reported. The report and the removal are posted
+// to the session before anything waiting on the extension is released, so
+// a tool call it fails is reported after them, in that order.
 func (h *Host) fail(e *ext, event string, err error) {
-	if !e.kill(err) {
+	if !e.claim() {
 		return
 	}
+	defer e.die(err)
 	h.mu.Lock()
 	for i, x := range h.exts {
 		if x == e {

@@ -30,6 +30,7 @@
 //	{"spawn": ["sleep", "600"], "pidfile": "child.pid"} start a process that outlives nothing
 //	{"flood": "ui.confirm", "params": {...}, "count": 200, "as": "f"}  count calls at once; $f.refused counts the refusals
 //	{"file": "path", "write": "text"}                   append a line to a file
+//	{"writepid": "ext.pid"}                              write the extension's process id to a file
 //
 // Strings are templates: "${event.input.command}" is a path into the
 // event ("event") or a variable set with "as"; a string that is exactly one
@@ -260,6 +261,8 @@ func (r *runner) do(c *extkit.Context, actions []Action, event any) (any, error)
 			}
 			wg.Wait()
 			r.set(str("as"), map[string]any{"refused": refused.Load()})
+		case a["writepid"] != nil:
+			_ = os.WriteFile(str("writepid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 		case a["file"] != nil:
 			f, err := os.OpenFile(str("file"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 			if err != nil {
