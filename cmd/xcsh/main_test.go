@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/xcsh-go/xcsh/docs/examples/extensions/wordcount"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/extension/extkit"
 	"github.com/xcsh-go/xcsh/engine/extension/exttest"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
@@ -28,6 +30,8 @@ func TestMain(m *testing.M) {
 		"xcsh":         main,
 		"jsonl-echo":   rpctest.EchoMain,
 		"xcsh-testext": exttest.Main,
+		// The Go example of docs/examples/extensions, as its main builds it.
+		"xcsh-ext-wordcount": func() { os.Exit(extkit.Run(wordcount.Extension())) },
 	})
 }
 
@@ -40,6 +44,8 @@ func TestScripts(t *testing.T) {
 	}
 	p := rpctest.Params(filepath.Join(root, "testscripts"), filepath.Join(root, "golden"), func(env *testscript.Env) error {
 		env.Values[apiServersKey{}] = map[string]recorder{}
+		// The example extensions the ext_example_* scenarios run.
+		env.Setenv("XCSH_EXAMPLES", filepath.Join(root, "docs", "examples", "extensions"))
 		// The live check talks to a real Ollama only when asked to; other
 		// scenarios never see the developer's OLLAMA_HOST.
 		if liveOllama() {
