@@ -138,6 +138,25 @@ func (s *syncBuf) String() string {
 	return s.b.String()
 }
 
+// startBench loads one plan as an extension of a host with no session, for
+// benchmarks of its hooks.
+func startBench(b *testing.B, plan string, want uint64) *Host {
+	b.Helper()
+	dir := b.TempDir()
+	file := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(file, []byte(plan), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	h := New(Options{Specs: []Spec{{Path: "bench", Command: []string{os.Args[0], file}}}, Cwd: dir,
+		Env: append(os.Environ(), "XCSH_EXTTEST=1"), Grace: 500 * time.Millisecond})
+	h.Load(context.Background(), nil, "s1", "")
+	if len(h.live(want)) == 0 {
+		b.Fatal("the extension did not load")
+	}
+	b.Cleanup(func() { h.Shutdown(context.Background()) })
+	return h
+}
+
 // start runs the plans as extensions of a fresh session on the demo model.
 func start(t *testing.T, host engine.HostLink, deadline time.Duration, plans ...string) *rig {
 	t.Helper()

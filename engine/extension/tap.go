@@ -2,7 +2,6 @@ package extension
 
 import (
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
 )
 
 // The names an extension may subscribe to, one bit each. Events are sent
@@ -115,7 +114,17 @@ func frameBit(ev engine.Event) uint64 {
 // queues (an extension that stops reading is failed, never waited for).
 // With no extension subscribed to an event, the event costs one atomic
 // load here and nothing is encoded.
-func (h *Host) Tap(next engine.Sink) engine.Sink { return &tap{h: h, next: next} }
+//
+// Subscriptions are fixed by the handshakes (they only shrink when an
+// extension is removed), so when no loaded extension subscribed to any
+// event that is a frame, Tap returns next itself: the session's events
+// then never pass through the host at all. Call it after Load.
+func (h *Host) Tap(next engine.Sink) engine.Sink {
+	if h.subs.Load()&frameBits == 0 {
+		return next
+	}
+	return &tap{h: h, next: next}
+}
 
 type tap struct {
 	h    *Host
@@ -136,8 +145,11 @@ func (t *tap) Event(ev engine.Event) {
 	if len(exts) == 0 {
 		return
 	}
-	// One encoding for all: the lines are never modified once queued.
-	line := jsonrpc.AppendNotification(nil, ev.EventType(), ev.AppendJSON(nil))
+	// One encoding for all, straight into the line: lines are never
+	// modified once queued.
+	line := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","method":"`...)
+	line = append(line, ev.EventType()...)
+	line = append(ev.AppendJSON(append(line, `","params":`...)), '}', '\n')
 	for _, e := range exts {
 		e.send(line)
 	}

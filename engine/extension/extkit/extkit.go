@@ -27,6 +27,7 @@
 package extkit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,12 +65,13 @@ func (x *Extension) On(name string, h Handler) {
 	x.handlers[name] = h
 }
 
-// Event is an event or hook as the agent sent it.
+// Event is an event or hook as the agent sent it. Nothing of it is
+// decoded until Decode is called.
 type Event struct {
-	Type      string `json:"type"`
-	SessionID string `json:"sessionId"`
+	Type      string // the event's name (the method)
+	SessionID string // the session it belongs to
 	// Raw is the whole params object; Decode reads it.
-	Raw json.RawMessage `json:"-"`
+	Raw json.RawMessage
 }
 
 // Decode reads the event's payload into v.
@@ -163,6 +165,7 @@ type conn struct {
 	nextID  int64
 	pending map[int64]chan *jsonrpc.Message
 	running map[string]context.CancelFunc
+	session string // the session last announced (initialize, session_start)
 
 	events chan func()
 	wg     sync.WaitGroup
@@ -221,7 +224,7 @@ func (c *conn) read(in io.Reader) error {
 			if h == nil {
 				continue
 			}
-			ev := event(m)
+			ev := c.event(m)
 			c.events <- func() {
 				_, _ = h(&Context{ctx: c.ctx, c: c, SessionID: ev.SessionID}, ev)
 			}
@@ -229,24 +232,42 @@ func (c *conn) read(in io.Reader) error {
 	}
 }
 
-func event(m *jsonrpc.Message) Event {
-	var ev Event
-	_ = json.Unmarshal(m.Params, &ev)
-	ev.Raw = m.Params
-	if ev.Type == "" {
-		ev.Type = m.Method
+// event makes the Event of a message without decoding its payload (an
+// agent_end carries every message of the run): the type is the method, the
+// session is the params' "sessionId" (the agent writes it among the first
+// keys of what it makes), else the session last announced.
+func (c *conn) event(m *jsonrpc.Message) Event {
+	ev := Event{Type: m.Method, Raw: m.Params, SessionID: sessionOf(m.Params)}
+	c.mu.Lock()
+	if ev.SessionID == "" {
+		ev.SessionID = c.session
+	} else if m.Method == "session_start" || m.Method == "initialize" {
+		c.session = ev.SessionID
 	}
+	c.mu.Unlock()
 	return ev
+}
+
+// sessionOf reads the "sessionId" string among the first bytes of params.
+func sessionOf(params []byte) string {
+	head := params[:min(len(params), 256)]
+	i := bytes.Index(head, []byte(`"sessionId":"`))
+	if i < 0 {
+		return ""
+	}
+	rest := head[i+len(`"sessionId":"`):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
 }
 
 // serve answers one request of the agent, on a goroutine of its own
 // (initialize at once, on the reader).
 func (c *conn) serve(m *jsonrpc.Message) {
 	if m.Method == "initialize" {
-		var p struct {
-			SessionID string `json:"sessionId"`
-		}
-		_ = json.Unmarshal(m.Params, &p)
+		c.event(m)
 		c.answer(m.ID, c.handshake(), nil)
 		return
 	}
@@ -265,7 +286,7 @@ func (c *conn) serve(m *jsonrpc.Message) {
 			c.mu.Unlock()
 			cancel()
 		}()
-		ev := event(m)
+		ev := c.event(m)
 		cx := &Context{ctx: ctx, c: c, SessionID: ev.SessionID, during: id}
 		res, err := c.dispatch(cx, m.Method, ev)
 		c.answer(m.ID, res, err)

@@ -125,13 +125,27 @@ func (r *runner) extension(p *Plan) *extkit.Extension {
 	x := &extkit.Extension{Name: p.Name}
 	for name, rules := range p.On {
 		x.On(name, func(c *extkit.Context, ev extkit.Event) (any, error) {
+			// The event is decoded only when a rule looks into it (the
+			// benchmarks subscribe to agent_end and do nothing).
 			var event any
-			_ = json.Unmarshal(ev.Raw, &event)
-			compact, _ := json.Marshal(event)
-			for _, rule := range rules {
-				if rule.When == "" || strings.Contains(string(compact), rule.When) {
-					return r.do(c, rule.Run, event)
+			var compact []byte
+			decode := func() {
+				if compact == nil {
+					_ = json.Unmarshal(ev.Raw, &event)
+					compact, _ = json.Marshal(event)
 				}
+			}
+			for _, rule := range rules {
+				if rule.When != "" {
+					decode()
+					if !strings.Contains(string(compact), rule.When) {
+						continue
+					}
+				}
+				if len(rule.Run) > 0 {
+					decode()
+				}
+				return r.do(c, rule.Run, event)
 			}
 			return nil, nil
 		})
