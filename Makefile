@@ -2,13 +2,18 @@
 GO ?= go
 BIN ?= bin/xcsh
 
-.PHONY: build test race check golden bench fuzz demo
+.PHONY: build test test-short race check golden bench fuzz demo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/xcsh
 
 test:
 	$(GO) test ./...
+
+# The fast subset for a small machine: every package and scenario, the
+# slowest tests in their smaller -short variants, no race detector.
+test-short:
+	$(GO) test -short ./...
 
 race:
 	$(GO) test -race ./...
@@ -25,6 +30,10 @@ bench:
 	$(GO) test -run '^$$' -bench 'ColdStart|IdleMemory|Stream|Load|Append|SwitchSession|ToRequest' -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/... ./rpc/
 	# Round trips are microseconds: 20 of them would measure scheduler noise.
 	$(GO) test -run '^$$' -bench 'GetState' -benchmem -benchtime 3000x ./cmd/xcsh/ ./rpc/
+	# Command starts through the supervisor, sandboxed or not (issue 15, issue 21: < 5 ms added), and
+	# the file tools' sandbox check (< 50 us).
+	$(GO) test -run '^$$' -bench 'BashRoundTrip|BashFirstCommand|Start' -benchtime 50x ./cmd/xcsh/ ./engine/tools/shellexec/
+	$(GO) test -run '^$$' -bench 'OpenDir' -benchtime 20000x ./engine/tools/sandbox/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

@@ -119,8 +119,10 @@ func bashContextText(m *BashExecutionMessage) string {
 	if m.Output == "" {
 		b.WriteString("(no output)")
 	} else {
+		// The output as it is, trailing newline included, as the family
+		// writes it.
 		b.WriteString("```\n")
-		b.WriteString(strings.TrimRight(m.Output, "\n"))
+		b.WriteString(m.Output)
 		b.WriteString("\n```")
 	}
 	switch {

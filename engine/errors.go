@@ -11,7 +11,9 @@ var (
 	// ErrEmptySessionName: set_session_name with nothing left after cleaning.
 	ErrEmptySessionName = errors.New("Session name cannot be empty")
 	// ErrNoModel: a prompt with no model configured.
-	ErrNoModel = errors.New("No model selected.\n\nUse /login, set an API key environment variable, or create ~/.xcsh/agent/models.json\n\nThen use /model to select a model.")
+	// The original sends users to a /login command and a /model selector
+	// an RPC host does not have; this text names what exists (compat.md).
+	ErrNoModel = errors.New("No model selected.\n\nStart xcsh with --model <provider>/<id> (xcsh --list-models lists the models), or configure a provider in ~/.xcsh/agent/models.json (see docs/providers.md). An RPC host can also choose one with set_model.")
 	// ErrInvalidMode: an unknown queue or interrupt mode.
 	ErrInvalidMode = errors.New("invalid mode")
 	// ErrNoShell: the session has no Shell wired (the RPC bash command).
@@ -31,12 +33,26 @@ var (
 // type it is decoded into.
 var ErrMessageRole = errors.New("engine: bad message role")
 
-// NoAPIKeyError: a prompt for a model whose provider has no key. Its text
-// is the original's.
-type NoAPIKeyError struct{ Provider string }
+// NoAPIKeyError: a prompt for a model whose provider has no key. Its first
+// line is the original's; the rest says where a key comes from (the
+// original names a /login command that does not exist here).
+type NoAPIKeyError struct {
+	Provider string
+	Hint     string // how to give the provider a key; "" for none known
+}
 
 func (e *NoAPIKeyError) Error() string {
-	return "No API key found for " + e.Provider + ".\n\nUse /login, set an API key environment variable, or create ~/.xcsh/agent/models.json"
+	if e.Hint == "" {
+		return "No API key found for " + e.Provider + "."
+	}
+	return "No API key found for " + e.Provider + ".\n\n" + e.Hint
+}
+
+// KeyHinter is a ModelCatalog that can say how a provider gets its key:
+// the no-key error then names the environment variables, the flag and
+// the configuration field.
+type KeyHinter interface {
+	KeyHint(provider string) string
 }
 
 // Failures of the session verbs. Their texts are for logs and Go callers;
@@ -76,3 +92,9 @@ func (e *ModelError) Error() string {
 	}
 	return "model not found: " + e.Provider + "/" + e.ID
 }
+
+// ExportError: export_html could not write its page.
+type ExportError struct{ Err error }
+
+func (e *ExportError) Error() string { return "export: " + e.Err.Error() }
+func (e *ExportError) Unwrap() error { return e.Err }

@@ -96,7 +96,7 @@ func (s *Session) startRun(prompts []Message, hook *AgentStartHook) {
 	if hook == nil {
 		s.openRun(r, prompts)
 	}
-	pending := dequeue(&s.steering, s.steeringMode)
+	pending := s.dequeue(&s.steering, s.steeringMode)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -265,12 +265,12 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				if steer != nil {
 					pending = steer
 				} else {
-					pending = dequeue(&s.steering, s.steeringMode)
+					pending = s.dequeue(&s.steering, s.steeringMode)
 				}
 			})
 		}
 		var follow []Message
-		s.Call(func() { follow = dequeue(&s.followUps, s.followUpMode) })
+		s.Call(func() { follow = s.dequeue(&s.followUps, s.followUpMode) })
 		if len(follow) == 0 {
 			break
 		}
@@ -381,6 +381,11 @@ func (s *Session) applyStream(r *run, ev StreamEvent) {
 	if p == nil {
 		return
 	}
+	// An adapter gives the response's id as soon as it knows it, on any
+	// event: the snapshots carry it from then on.
+	if ev.ResponseID != "" {
+		p.setResponseID(ev.ResponseID)
+	}
 	open := func(cur *int, b ContentBlock, kind UpdateKind) int {
 		if *cur < 0 {
 			*cur = p.startBlock(b)
@@ -437,9 +442,7 @@ func (s *Session) applyStream(r *run, ev StreamEvent) {
 		p.setUsage(u)
 	case StreamDone:
 		r.stop = ev.StopReason
-		if ev.ResponseID != "" {
-			p.setResponseID(ev.ResponseID)
-		}
+
 	}
 }
 

@@ -68,6 +68,8 @@ type StreamEvent struct {
 	Arguments  []byte // final arguments JSON object, on StreamToolCallEnd (optional)
 	Usage      Usage
 	StopReason StopReason
+	// ResponseID is the backend's id for the response; any event may carry
+	// it (the first that can), StreamDone at the latest.
 	ResponseID string
 }
 

@@ -337,9 +337,9 @@ func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions)
 		case "":
 			return ErrBusy
 		case "followUp":
-			s.followUps = append(s.followUps, queued{msg})
+			s.enqueue(&s.followUps, msg)
 		default: // "steer" and, as in the original, any other value
-			s.steering = append(s.steering, queued{msg})
+			s.enqueue(&s.steering, msg)
 		}
 		return nil
 	}
@@ -360,7 +360,7 @@ func (s *Session) Steer(text string, images []ContentBlock) error {
 	if cmd, _, ok := s.slashCommand(text); ok {
 		return &CommandQueueError{Name: cmd.Name}
 	}
-	s.steering = append(s.steering, queued{s.userMessage(text, images)})
+	s.enqueue(&s.steering, s.userMessage(text, images))
 	return nil
 }
 
@@ -370,7 +370,7 @@ func (s *Session) FollowUp(text string, images []ContentBlock) error {
 	if cmd, _, ok := s.slashCommand(text); ok {
 		return &CommandQueueError{Name: cmd.Name}
 	}
-	s.followUps = append(s.followUps, queued{s.userMessage(text, images)})
+	s.enqueue(&s.followUps, s.userMessage(text, images))
 	return nil
 }
 
@@ -378,22 +378,6 @@ func (s *Session) userMessage(text string, images []ContentBlock) *UserMessage {
 	content := []ContentBlock{TextBlock(text)}
 	content = append(content, images...)
 	return &UserMessage{Content: content, Attribution: "user", Timestamp: s.now()}
-}
-
-func dequeue(q *[]queued, mode string) []Message {
-	if len(*q) == 0 {
-		return nil
-	}
-	n := 1
-	if mode == ModeAll {
-		n = len(*q)
-	}
-	out := make([]Message, n)
-	for i := 0; i < n; i++ {
-		out[i] = (*q)[i].msg
-	}
-	*q = append((*q)[:0:0], (*q)[n:]...)
-	return out
 }
 
 // SetSteeringMode sets how many steering messages a poll takes. (actor)

@@ -29,4 +29,6 @@ type BashResult struct {
 	TotalBytes  int    `json:"totalBytes"`
 	OutputLines int    `json:"outputLines"`
 	OutputBytes int    `json:"outputBytes"`
+	// WorkingDir is the directory the command ran in (omp's field).
+	WorkingDir string `json:"workingDir,omitempty"`
 }

@@ -24,6 +24,27 @@ type State struct {
 	TodoPhases          []TodoPhase `json:"todoPhases"`
 	SystemPrompt        string      `json:"systemPrompt"`
 	DumpTools           []ToolDump  `json:"dumpTools"`
+	// Sandbox is the sandbox the agent's commands and file tools run in
+	// (docs/sandbox.md); absent when it is off.
+	Sandbox *SandboxState `json:"sandbox,omitempty"`
+}
+
+// SandboxState is get_state.sandbox: the mode, whether commands may use
+// the network, the roots they and the file tools may write in, and how
+// the kernel enforces it.
+type SandboxState struct {
+	Mode          string             `json:"mode"`
+	Network       bool               `json:"network"`
+	WritableRoots []string           `json:"writableRoots"`
+	Enforcement   SandboxEnforcement `json:"enforcement"`
+}
+
+// SandboxEnforcement says how the kernel holds commands to the sandbox:
+// filesystem "landlock" or "none", network "namespace", "landlock-tcp",
+// "none" or "open".
+type SandboxEnforcement struct {
+	Filesystem string `json:"filesystem"`
+	Network    string `json:"network"`
 }
 
 // TodoPhase is a named group of todo tasks.
@@ -65,10 +86,19 @@ type stateCache struct {
 	modelJSON  []byte
 	promptJSON []byte
 	toolsJSON  []byte
+	// sandbox is State.Sandbox: set once at start-up (SetSandbox), not a
+	// cache, kept here so the session's own fields stay as they are.
+	sandbox *SandboxState
 }
 
 // AppendStateJSON appends the encoding of State() (byte-identical to
 // MarshalJSON of it). (actor)
 func (s *Session) AppendStateJSON(dst []byte) []byte {
-	return appendState(dst, s.State(), &s.stateCache, s.set.version)
+	st := s.State()
+	st.Sandbox = s.stateCache.sandbox
+	return appendState(dst, st, &s.stateCache, s.set.version)
 }
+
+// SetSandbox sets get_state.sandbox; nil omits the key (sandbox off). The
+// CLI calls it once, before any command. (actor)
+func (s *Session) SetSandbox(sb *SandboxState) { s.stateCache.sandbox = sb }

@@ -50,5 +50,9 @@ func appendState(dst []byte, st State, c *stateCache, version uint64) []byte {
 	}
 	dst = appendRawField(dst, "systemPrompt", c.promptJSON)
 	dst = appendRawField(dst, "dumpTools", c.toolsJSON)
+	if st.Sandbox != nil {
+		sb, _ := MarshalJSON(st.Sandbox)
+		dst = appendRawField(dst, "sandbox", sb)
+	}
 	return append(dst, '}')
 }

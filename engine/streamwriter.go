@@ -20,8 +20,9 @@ type StreamWriter struct {
 	open    openKind
 	stopped bool // err is set or Done was emitted: nothing more is emitted
 
-	sig      string // signature of the open thinking block
-	id, name string // the open tool call
+	sig        string // signature of the open thinking block
+	id, name   string // the open tool call
+	responseID string // to attach to the next event (ResponseID)
 }
 
 // openKind is the kind of the open block.
@@ -63,12 +64,20 @@ func (w *StreamWriter) emit(ev StreamEvent) error {
 	if w.stopped {
 		return w.err
 	}
+	if w.responseID != "" && ev.ResponseID == "" {
+		ev.ResponseID, w.responseID = w.responseID, ""
+	}
 	if err := w.fn(ev); err != nil {
 		w.err, w.stopped = err, true
 		return err
 	}
 	return nil
 }
+
+// ResponseID gives the backend's id for the response as soon as it is
+// known (a first chunk, message_start): it rides on the next event, so the
+// partial message carries it from then on, as the family's snapshots do.
+func (w *StreamWriter) ResponseID(id string) { w.responseID = id }
 
 // start ends the open block and opens one of kind k with ev (its start
 // event).

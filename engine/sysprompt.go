@@ -34,13 +34,15 @@ var contextNames = []string{"AGENTS.md", "CLAUDE.md"}
 // LoadContextFiles finds the user-level AGENTS.md/CLAUDE.md under agentDir,
 // then the project ones from the repository root (the nearest directory
 // with .git, else the filesystem root) down to cwd, so the most specific
-// instructions come last. Unreadable files are skipped.
-func LoadContextFiles(cwd, agentDir string) []ContextFile {
+// instructions come last. read reads a file (cmd wires engine/safefile's
+// capped reader, so a FIFO or /dev/zero named AGENTS.md cannot block or
+// exhaust the start); files it cannot read are skipped.
+func LoadContextFiles(cwd, agentDir string, read func(path string) ([]byte, error)) []ContextFile {
 	var out []ContextFile
 	add := func(dir string) {
 		for _, name := range contextNames {
 			p := filepath.Join(dir, name)
-			b, err := os.ReadFile(p)
+			b, err := read(p)
 			if err != nil || len(strings.TrimSpace(string(b))) == 0 {
 				continue
 			}

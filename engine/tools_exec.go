@@ -167,7 +167,7 @@ func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBl
 		s.finishTool(r, rd, call, res)
 		if !rd.interrupted && s.interruptMode == ModeImmediate && len(s.steering) > 0 {
 			rd.interrupted = true
-			rd.steer = dequeue(&s.steering, s.steeringMode)
+			rd.steer = s.dequeue(&s.steering, s.steeringMode)
 			rd.cancel()
 		}
 	})

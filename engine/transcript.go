@@ -205,7 +205,11 @@ func (s *Session) install(r record) (old Store, err error) {
 	old, s.rec = s.rec.store, t
 	s.set.id, s.set.file, s.set.name = r.id, r.file, r.name
 	s.set.version++
+	queued := len(s.steering)+len(s.followUps) > 0
 	s.steering, s.followUps, s.deferredBash, s.todos = nil, nil, nil, nil
+	if queued {
+		s.queueChanged()
+	}
 	s.retry.attempt = 0
 	s.truncWarned = false
 	return old, nil

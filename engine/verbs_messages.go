@@ -37,9 +37,9 @@ func (s *Session) SendMessage(m *CustomMessage, opts SendOptions) error {
 		s.nextTurn = append(s.nextTurn, m)
 	case !s.idle():
 		if opts.DeliverAs == DeliverFollowUp {
-			s.followUps = append(s.followUps, queued{m})
+			s.enqueue(&s.followUps, m)
 		} else {
-			s.steering = append(s.steering, queued{m})
+			s.enqueue(&s.steering, m)
 		}
 	case opts.TriggerTurn:
 		if err := s.canRun(); err != nil {
@@ -61,7 +61,11 @@ func (s *Session) canRun() error {
 		return ErrNoModel
 	}
 	if s.cfg.Models != nil && !s.cfg.Models.HasKey(*s.set.model) {
-		return &NoAPIKeyError{Provider: s.set.model.Provider}
+		e := &NoAPIKeyError{Provider: s.set.model.Provider}
+		if h, ok := s.cfg.Models.(KeyHinter); ok {
+			e.Hint = h.KeyHint(e.Provider)
+		}
+		return e
 	}
 	return nil
 }

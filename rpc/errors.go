@@ -75,6 +75,10 @@ func wireError(typ string, err error) string {
 	if errors.As(err, &se) {
 		return "Cannot switch session: " + se.Err.Error()
 	}
+	var xe *engine.ExportError
+	if errors.As(err, &xe) {
+		return "Cannot export session: " + xe.Err.Error()
+	}
 	var me *engine.ModelError
 	if errors.As(err, &me) {
 		if me.NoKey {

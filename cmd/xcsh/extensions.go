@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/childenv"
 	"github.com/xcsh-go/xcsh/engine/extension"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 )
@@ -39,10 +40,9 @@ func setupExtensions(o *options, cwd string, active []engine.Tool, sessionID, se
 	return host, host.Load(context.Background(), active, sessionID, sessionFile)
 }
 
-// extensionEnv is the environment extensions start with. Until the
-// child-environment package of the hardening work is merged, it is the
-// agent's own; it is the one place to change when it lands.
-func extensionEnv() []string { return os.Environ() }
+// extensionEnv is the environment extensions start with: the agent's,
+// without the provider keys (childenv, as every child's is built).
+func extensionEnv() []string { return childenv.Environ() }
 
 // extensionShutdownBound bounds stopping every extension on exit (each
 // gets session_shutdown, stdin EOF, TERM and KILL, a second apart).

@@ -2,6 +2,17 @@
 // newline-delimited JSON RPC protocol on stdio.
 package main
 
-import "os"
+import (
+	"os"
 
-func main() { os.Exit(run()) }
+	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
+)
+
+func main() {
+	// The command supervisor is this binary re-executed (shellexec): it
+	// must not parse flags or touch the terminal.
+	if shellexec.IsSupervisor(os.Args) {
+		os.Exit(shellexec.SupervisorMain())
+	}
+	os.Exit(run())
+}

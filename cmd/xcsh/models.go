@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -39,7 +41,7 @@ type modelSetup struct {
 func setupModels(o *options, env func(string) string, deterministic, optional bool, stderr io.Writer) (*modelSetup, error) {
 	reg, err := models.Load(sessionfile.AgentDir(env), env)
 	if err != nil {
-		return nil, &exitError{1, "Error: " + err.Error()}
+		return nil, &exitError{2, "Error: " + err.Error()}
 	}
 	ms := &modelSetup{reg: reg}
 	ms.provider = &mux{reg: reg,
@@ -47,26 +49,31 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 		openai:    openai.New(openai.Options{APIKey: reg.APIKey}),
 		anthropic: anthropic.New(anthropic.Options{APIKey: reg.APIKey}),
 	}
-	reg.SetKeyless("fake")
+	// A provider of models.json named "fake" (the family's own test set-up
+	// does that) replaces the built-in one entirely (docs/providers.md).
+	builtinFake := !reg.Configured("fake")
+	if builtinFake {
+		reg.SetKeyless("fake")
+	}
 
 	provider, model := splitModelFlags(o.provider, o.model)
 	switch {
-	case provider == "fake":
-		p, err := fakeModel(model, stderr)
+	case provider == "fake" && builtinFake:
+		p, level, err := fakeModel(model, stderr)
 		if err != nil {
 			return nil, err
 		}
 		ms.provider.fake = p
 		m := p.Model()
 		reg.Add(m)
-		ms.model = &m
+		ms.model, ms.thinking = &m, level
 	case provider == "" && model == "":
 		avail := reg.Available()
 		if len(avail) == 0 && optional {
 			break // the resumed session's record names its model
 		}
 		if len(avail) == 0 {
-			return nil, &exitError{1, "No models available.\n\nUse --provider fake for the built-in demo model, or configure a provider (see docs/providers.md)."}
+			return nil, &exitError{2, "Error: no models available: use --provider fake for the built-in demo model, set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY), start Ollama, or configure a provider (docs/providers.md)"}
 		}
 		ms.model = &avail[0]
 	default:
@@ -77,7 +84,11 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 			ms.discoverOllama(context.Background(), reg, ollama.Host())
 		}
 		if provider != "" && !slices.Contains(reg.Providers(), provider) {
-			return nil, &exitError{1, fmt.Sprintf("Unknown provider %q. Use --list-models to see available providers/models.", provider)}
+			known := reg.Providers()
+			if builtinFake && !slices.Contains(known, "fake") {
+				known = append(known, "fake")
+			}
+			return nil, &exitError{2, fmt.Sprintf("Error: unknown provider %q (known: %s); xcsh --list-models lists the models you can use", provider, strings.Join(known, ", "))}
 		}
 		m, level, ok := resolve(reg, provider, model)
 		if !ok && provider == "ollama" && model != "" {
@@ -86,7 +97,16 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 			reg.Add(m)
 		}
 		if !ok {
-			return nil, &exitError{1, fmt.Sprintf("Model %q not found. Use --list-models to see available providers/models.", strings.TrimPrefix(provider+"/"+model, "/"))}
+			base, _ := models.SplitThinking(model)
+			msg := fmt.Sprintf("Error: model %q not found", strings.TrimPrefix(provider+"/"+model, "/"))
+			if near := reg.Nearest(provider, base, 5); len(near) > 0 {
+				of := "models"
+				if provider != "" {
+					of = provider + "'s models"
+				}
+				msg += fmt.Sprintf("; nearest of %s: %s", of, strings.Join(near, ", "))
+			}
+			return nil, &exitError{2, msg + " (xcsh --list-models lists them all)"}
 		}
 		ms.model, ms.thinking = &m, level
 	}
@@ -103,11 +123,12 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 }
 
 // splitModelFlags normalises --provider and --model: "provider/id" in
-// --model names the provider; a .json path alone selects the fake
-// provider's script.
+// --model names the provider; a .json path alone (with an optional
+// ":level") selects the fake provider's script.
 func splitModelFlags(provider, model string) (string, string) {
+	base, _ := models.SplitThinking(model)
 	switch {
-	case provider == "" && strings.HasSuffix(model, ".json") && !strings.HasPrefix(model, "fake/"):
+	case provider == "" && strings.HasSuffix(base, ".json") && !strings.HasPrefix(model, "fake/"):
 		return "fake", model
 	case provider == "" && strings.Contains(model, "/"):
 		p, m, _ := strings.Cut(model, "/")
@@ -118,20 +139,27 @@ func splitModelFlags(provider, model string) (string, string) {
 	return provider, model
 }
 
-// fakeModel builds the fake provider: the demo model, or a script.
-func fakeModel(model string, stderr io.Writer) (*fakeprovider.Provider, error) {
+// fakeModel builds the fake provider: the demo model, or a script, either
+// with an optional ":level" suffix (demo:high, script.json:low). A script
+// path that itself ends in a level's name is taken whole when that file
+// exists (the explicit form: name the file as it is).
+func fakeModel(model string, stderr io.Writer) (*fakeprovider.Provider, engine.ThinkingLevel, error) {
+	var level engine.ThinkingLevel
+	if _, err := os.Stat(model); err != nil {
+		model, level = models.SplitThinking(model)
+	}
 	var p *fakeprovider.Provider
 	if model == "" || model == "demo" {
 		p = fakeprovider.Demo()
 	} else {
 		script, err := fakeprovider.Load(model)
 		if err != nil {
-			return nil, &exitError{1, "Error: " + err.Error()}
+			return nil, "", &exitError{2, "Error: " + err.Error()}
 		}
 		p = fakeprovider.New(script)
 	}
 	p.Log = stderr
-	return p, nil
+	return p, level, nil
 }
 
 // resolve finds --model among the registry's models: provider/id exactly
@@ -150,6 +178,15 @@ func resolve(reg *models.Registry, provider, model string) (engine.Model, engine
 			}
 		}
 		return engine.Model{}, "", false
+	}
+	if provider == "ollama" {
+		// An Ollama name without a tag means its :latest, exactly, before
+		// any looser match (ollama/tiny is not tiny-tools).
+		if base, level := models.SplitThinking(model); !strings.Contains(base, ":") {
+			if m, ok := reg.Find("ollama", base+":latest"); ok {
+				return m, level, true
+			}
+		}
 	}
 	pattern := model
 	if provider != "" {
@@ -199,7 +236,24 @@ func (ms *modelSetup) startDiscovery(reg *models.Registry, env func(string) stri
 }
 
 // registryModels adapts the registry to engine.ModelCatalog.
-type registryModels struct{ reg *models.Registry }
+type registryModels struct {
+	reg      *models.Registry
+	agentDir string
+}
+
+// KeyHint implements engine.KeyHinter: the variables, the flag and the
+// configuration field that give provider a key.
+func (r registryModels) KeyHint(provider string) string {
+	var b strings.Builder
+	if vars := r.reg.KeyEnvVars(provider); len(vars) > 0 {
+		fmt.Fprintf(&b, "Set %s, pass", strings.Join(vars, " or "))
+	} else {
+		b.WriteString("Pass")
+	}
+	fmt.Fprintf(&b, " --api-key, or give provider %q an \"apiKey\" in %s (docs/providers.md).",
+		provider, filepath.Join(r.agentDir, "models.json"))
+	return b.String()
+}
 
 func (r registryModels) Available() []engine.Model { return r.reg.Available() }
 func (r registryModels) Find(provider, id string) (engine.Model, bool) {

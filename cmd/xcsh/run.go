@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/export"
+	"github.com/xcsh-go/xcsh/engine/extension"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
@@ -80,6 +81,8 @@ type options struct {
 	confirmBash                                     string
 	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
+	print, listModels                               bool
+	procs                                           procFlags // procs: keys and sandbox (supervise.go)
 	extensions, extensionFlags                      []string
 	noExtensions                                    bool
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
@@ -90,8 +93,42 @@ type options struct {
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
-		Use:           "xcsh --mode rpc [flags]",
-		Short:         "xcsh is a headless coding agent driven over a JSONL RPC protocol",
+		Use:   "xcsh [flags] [prompt...]",
+		Short: "xcsh is a headless coding agent",
+		Long: `xcsh is a headless coding agent. A host program (an IDE, a CI bot, an orchestrator)
+drives it over newline-delimited JSON on stdin and stdout (--mode rpc); a script runs
+one prompt with -p and reads the answer, or every event as JSON lines (--mode json).
+
+Models come from a local Ollama, any OpenAI-compatible server, Anthropic, or the
+built-in fake provider (a deterministic demo, no network). The thinking level starts
+at xhigh, clamped to what the model supports (--list-models shows the level in force);
+--thinking or a ":level" suffix on --model changes it.
+
+Documentation: docs/ in the source tree (rpc.md: the protocol; providers.md: models
+and keys; architecture.md: how it is built).`,
+		Example: `  # The demo model, no network: one prompt, the answer on stdout
+  xcsh --provider fake -p "Hello"
+
+  # Drive the agent from a host over JSON lines
+  xcsh --mode rpc --provider fake
+
+  # Every event of one prompt as JSON lines
+  xcsh --mode json --provider fake "Hello"
+
+  # A local Ollama model, with a lower thinking level
+  xcsh --model ollama/qwen3:8b:low -p "Summarise README.md"
+
+  # Anthropic (ANTHROPIC_API_KEY in the environment)
+  xcsh --model anthropic/claude-sonnet-4-5 --mode rpc
+
+  # An OpenAI-compatible server configured in ~/.xcsh/agent/models.json
+  xcsh --model myserver/my-model -p "Hi"
+
+  # Pipe text in: stdin comes before the prompt
+  git diff | xcsh --provider fake -p "Review this change"
+
+  # The models you can use, with their context, output and thinking level
+  xcsh --list-models qwen`,
 		Version:       version,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
@@ -100,15 +137,21 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 			return runRoot(cmd.Context(), o, args, stdin, stdout, stderr)
 		},
 	}
+	// A bad flag says what was wrong and where the usage is, in one exit.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{2, fmt.Sprintf("Error: %v\nRun 'xcsh --help' for usage.", err)}
+	})
 	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	f := cmd.Flags()
-	f.StringVar(&o.mode, "mode", "", "output mode: rpc")
-	f.StringVar(&o.provider, "provider", "", "model provider (fake)")
-	f.StringVar(&o.model, "model", "", "model id, provider/id, or for the fake provider a script path")
+	f.StringVar(&o.mode, "mode", "", "rpc (a host drives the agent over JSON lines), json (one prompt, every event as JSON lines) or print (like -p)")
+	f.BoolVarP(&o.print, "print", "p", false, "run the prompt given as arguments (and piped stdin), print the answer and exit")
+	f.BoolVar(&o.listModels, "list-models", false, "list the models you can use (an argument filters them) and exit")
+	f.StringVar(&o.provider, "provider", "", "model provider: fake (built-in demo), ollama, anthropic, openai, or one from models.json")
+	f.StringVar(&o.model, "model", "", "model: id, provider/id, either with an optional :level (provider/id:high); for the fake provider a script path")
 	f.StringVar(&o.models, "models", "", "comma-separated models for cycle_model")
-	f.StringVar(&o.thinking, "thinking", "", "thinking level: minimal, low, medium, high, xhigh")
+	f.StringVar(&o.thinking, "thinking", "", "thinking level: off, minimal, low, medium, high, xhigh (default xhigh, clamped to the model)")
 	f.StringVar(&o.apiKey, "api-key", "", "API key for the selected model's provider (not persisted)")
 	f.BoolVar(&o.noSession, "no-session", false, "keep the session in memory only")
 	f.StringVar(&o.sessionDir, "session-dir", "", "directory for session files")
@@ -127,6 +170,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
+	addProcFlags(f, &o.procs) // procs: supervise.go
 	f.StringArrayVarP(&o.extensions, "extension", "e", nil, "run this extension (an executable, or a directory with extension.json); repeatable")
 	f.StringArrayVar(&o.extensionFlags, "extension-flag", nil, "NAME=VALUE passed to every extension in its handshake; repeatable")
 	f.BoolVar(&o.noExtensions, "no-extensions", false, "do not discover extensions (--extension paths still run)")
@@ -152,25 +196,67 @@ func truthy(v string) bool {
 }
 
 func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	switch o.mode {
-	case "rpc":
-	case "":
-		return &exitError{2, "Error: interactive mode is not available in this build; use --mode rpc"}
-	default:
-		return &exitError{2, fmt.Sprintf("Error: unknown mode %q (supported: rpc)", o.mode)}
-	}
-	for _, a := range args {
-		if strings.HasPrefix(a, "@") {
-			return &exitError{1, "Error: @file arguments are not supported in RPC mode"}
+	mode := o.mode
+	if o.print {
+		if mode != "" && mode != "print" {
+			return &exitError{2, fmt.Sprintf("Error: --print runs in print mode, not --mode %s", mode)}
 		}
+		mode = "print"
 	}
-	if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
-		return &exitError{2, fmt.Sprintf("Error: invalid --rpc-updates %q (expected full or delta)", o.rpcUpdates)}
+	if o.listModels {
+		return listModels(o, args, stdout, stderr)
 	}
-	if o.maxLineBytes <= 0 {
-		return &exitError{2, "Error: --rpc-max-line-bytes must be positive"}
+	switch mode {
+	case "rpc":
+		for _, a := range args {
+			if strings.HasPrefix(a, "@") {
+				return &exitError{2, "Error: @file arguments are not supported in RPC mode"}
+			}
+		}
+		if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
+			return &exitError{2, fmt.Sprintf("Error: invalid --rpc-updates %q (expected full or delta)", o.rpcUpdates)}
+		}
+		if o.maxLineBytes <= 0 {
+			return &exitError{2, "Error: --rpc-max-line-bytes must be positive"}
+		}
+	case "print", "json":
+	case "":
+		return &exitError{2, `Error: interactive mode is not available in this build: run one prompt with xcsh -p "prompt", or drive the agent with --mode rpc (xcsh --help)`}
+	default:
+		return &exitError{2, fmt.Sprintf("Error: unknown mode %q (supported: rpc, json, print)", mode)}
 	}
+	a, err := setupAgent(o, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.ms.discovery.Wait()
+	if mode == "rpc" {
+		return runRPC(ctx, o, a, stdin, stdout, stderr)
+	}
+	return runOneShot(ctx, mode, o.rpcUpdates == rpc.UpdatesDelta, args, a, stdin, stdout, stderr)
+}
 
+// agentSetup is what every mode starts from: the session's configuration
+// (but its Sink and HostLink, which the front provides), the session file
+// it continues, and the models.
+type agentSetup struct {
+	cfg engine.Config
+	ss  *sessionSetup
+	ms  *modelSetup
+	// sandbox is get_state.sandbox; nil when off.
+	sandbox *engine.SandboxState
+	// ext runs the session's extensions; nil when there are none (then
+	// nothing of the extension machinery exists in the session).
+	ext *extension.Host
+	// keepModel and keepThinking: the command line chose them, so a resumed
+	// session does not restore its own.
+	keepModel, keepThinking bool
+}
+
+// setupAgent resolves the flags into a session configuration: clock and
+// ids, session file, models, thinking level, tools, confirmation policy
+// and system prompt.
+func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	var clock engine.Clock = engine.SystemClock{}
 	var ids engine.IDSource
 	deterministic := truthy(os.Getenv("XCSH_DETERMINISTIC"))
@@ -183,29 +269,37 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 
 	cwd, err := os.Getwd()
 	if err != nil {
-		return &exitError{1, "Error: " + err.Error()}
+		return nil, &exitError{2, "Error: " + err.Error()}
 	}
 	ss, err := setupSession(o, os.Getenv, cwd, clock.NowMillis(), ids, stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// A resumed session may bring its model: no model yet is then no error.
 	resumed := ss.loaded != nil && o.model == "" && o.provider == ""
+	if err := resolveAPIKey(o, &o.procs.keys, os.Getenv); err != nil { // procs: keys.go
+		return nil, err
+	}
 	ms, err := setupModels(o, os.Getenv, deterministic, resumed, stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer ms.discovery.Wait()
+	procs, err := setupProcs(&o.procs, ms.reg, cwd, stderr) // procs: supervise.go
+	if err != nil {
+		ms.discovery.Wait()
+		return nil, err
+	}
 
 	thinking := engine.ThinkingXHigh // the original's default, clamped to the model
 	if ms.thinking != "" {
 		thinking = ms.thinking // a ":level" suffix of --model
 	}
 	if o.thinking != "" {
-		if l, ok := engine.ParseEffort(o.thinking); ok {
+		// As the original: reported and ignored, the default stays.
+		if l, ok := parseThinking(o.thinking); ok {
 			thinking = l
 		} else {
-			fmt.Fprintf(stderr, "Warning: invalid --thinking %q (expected minimal, low, medium, high or xhigh); ignored\n", o.thinking)
+			fmt.Fprintf(stderr, "Warning: invalid --thinking %q (expected off, minimal, low, medium, high or xhigh); ignored\n", o.thinking)
 		}
 	}
 
@@ -213,6 +307,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
 		Clock: clock}
 	toolOpts.HostUI = o.ui
+	toolOpts.Sandbox = procs.sandbox // procs: sandbox.go
 	policy := newConfirmPolicy(cwd, o.confirmBash, o.confirmOutside, o.confirmTimeout)
 	if deterministic {
 		// Streamed partial output depends on timing; transcripts must not.
@@ -224,7 +319,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	case o.tools != "":
 		active, err = tools.Select(toolOpts, strings.Split(o.tools, ","))
 		if err != nil {
-			return &exitError{1, "Error: --tools: " + err.Error()}
+			ms.discovery.Wait()
+			return nil, &exitError{2, "Error: --tools: " + err.Error()}
 		}
 	default:
 		active = tools.Builtins(toolOpts)
@@ -233,10 +329,14 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	// known; their tools join the built-ins (a taken name is refused).
 	extHost, extTools := setupExtensions(o, cwd, active, ss.id, ss.file, clock, stderr)
 	active = append(active, extTools...)
+	var hooks engine.Hooks
+	if extHost != nil {
+		hooks = extHost
+	}
 	promptOpts := engine.SystemPromptOptions{
 		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
-		Custom: textOrFile(o.systemPrompt), Append: textOrFile(o.appendSystemPrompt),
-		Context: engine.LoadContextFiles(cwd, sessionfile.AgentDir(os.Getenv)),
+		Custom: textOrFile("--system-prompt", o.systemPrompt, stderr), Append: textOrFile("--append-system-prompt", o.appendSystemPrompt, stderr),
+		Context: engine.LoadContextFiles(cwd, sessionfile.AgentDir(os.Getenv), readContextFile),
 	}
 	sysPrompt := engine.BuildSystemPrompt(promptOpts)
 	// set_host_tools rebuilds the prompt for the new tool set.
@@ -246,9 +346,56 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		return engine.BuildSystemPrompt(po)
 	}
 
+	var gate func(context.Context, engine.ToolCall) *engine.ToolResult
+	if policy != nil {
+		gate = policy.gate
+	}
+	cfg := engine.Config{
+		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
+		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
+		RebuildPrompt: rebuildPrompt, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
+		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
+		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Hooks: hooks, Log: stderr,
+		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
+		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
+	}
+	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, ext: extHost,
+		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
+}
+
+// start builds the session with the front's sink and host link, and
+// continues the resumed session, if any. The front runs its Loop. The
+// extension host, if any, watches the events on their way to the front.
+func (a *agentSetup) start(sink engine.Sink, host engine.HostLink, stderr io.Writer) *engine.Session {
+	cfg := a.cfg
+	cfg.Sink, cfg.Host = sink, host
+	if a.ext != nil {
+		cfg.Sink = a.ext.Tap(sink)
+	}
+	sess := engine.New(cfg)
+	if a.ext != nil {
+		a.ext.Attach(sess)
+	}
+	sess.Call(func() { sess.SetSandbox(a.sandbox) }) // before Loop: runs here
+	if l := a.ss.resumed(); l != nil {
+		// What the command line names wins; the rest comes from the record.
+		// Called before Loop: the executor is free, so Call runs here.
+		sess.Call(func() {
+			if err := sess.Resume(l, a.keepModel, a.keepThinking); err != nil {
+				fmt.Fprintf(stderr, "xcsh: %s: %v\n", a.ss.file, err)
+			}
+		})
+	}
+	return sess
+}
+
+// runRPC serves the RPC protocol on stdin and stdout until stdin closes,
+// a signal arrives or the host goes away.
+func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, stdout, stderr io.Writer) error {
 	var started func()
-	if extHost != nil {
-		started = extHost.Begin
+	if a.ext != nil {
+		// The extensions' load failures come right after ready.
+		started = a.ext.Begin
 	}
 	srv := rpc.NewServer(stdout, rpc.Options{
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
@@ -259,39 +406,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		},
 		Started: started,
 	})
-	// The extension host watches the events on their way to the front and
-	// answers the session's hooks; without extensions neither exists.
-	var sink engine.Sink = srv
-	var hooks engine.Hooks
-	if extHost != nil {
-		sink, hooks = extHost.Tap(srv), extHost
-	}
-	var gate func(context.Context, engine.ToolCall) *engine.ToolResult
-	if policy != nil {
-		gate = policy.gate
-	}
-	sess := engine.New(engine.Config{
-		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
-		Models: registryModels{ms.reg}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
-		RebuildPrompt: rebuildPrompt, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
-		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
-		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Sink: sink, Host: srv, Hooks: hooks, Log: stderr,
-		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
-		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
-	})
+	sess := a.start(srv, srv, stderr)
 	srv.Attach(sess)
-	if extHost != nil {
-		extHost.Attach(sess)
-	}
-	if l := ss.resumed(); l != nil {
-		// What the command line names wins; the rest comes from the record.
-		keepModel, keepThinking := o.model != "" || o.provider != "", o.thinking != ""
-		sess.Call(func() {
-			if err := sess.Resume(l, keepModel, keepThinking); err != nil {
-				fmt.Fprintf(stderr, "xcsh: %s: %v\n", ss.file, err)
-			}
-		})
-	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -313,8 +429,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		}
 	}()
 
-	err = srv.Run(ctx, stdin)
-	stopExtensions(extHost, stderr)
+	err := srv.Run(ctx, stdin)
+	stopExtensions(a.ext, stderr)
 	killChildren()
 	// Make the session file durable. Bounded: after the shutdown grace ran
 	// out, the executor may still be held by the run that did not stop.
@@ -371,13 +487,10 @@ type signalError struct{ sig syscall.Signal }
 
 func (e signalError) Error() string { return "received " + e.sig.String() }
 
-// textOrFile returns the content of the file v names, else v itself.
-func textOrFile(v string) string {
-	if v == "" {
-		return ""
+// parseThinking reads a --thinking value: off or an effort.
+func parseThinking(v string) (engine.ThinkingLevel, bool) {
+	if v == string(engine.ThinkingOff) {
+		return engine.ThinkingOff, true
 	}
-	if b, err := os.ReadFile(v); err == nil {
-		return string(b)
-	}
-	return v
+	return engine.ParseEffort(v)
 }

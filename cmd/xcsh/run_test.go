@@ -36,12 +36,14 @@ func TestSetupModels(t *testing.T) {
 		{"fake", "fake/demo", "demo", "", noKeys},
 		{"fake", script, "s", "", noKeys},
 		{"", script, "s", "", noKeys},
-		{"nosuch", "", "", `Unknown provider "nosuch". Use --list-models to see available providers/models.`, noKeys},
-		{"", "", "", "No models available.", noKeys},
+		{"nosuch", "", "", `Error: unknown provider "nosuch" (known: `, noKeys},
+		{"", "", "", "Error: no models available: use --provider fake", noKeys},
 		{"fake", "/does/not/exist.json", "", "Error: ", noKeys},
 		{"anthropic", "claude-sonnet-4-5", "claude-sonnet-4-5", "", noKeys},
 		{"", "anthropic/claude-sonnet-4-5:low", "claude-sonnet-4-5", "", noKeys},
-		{"anthropic", "nosuch-model", "", `Model "anthropic/nosuch-model" not found.`, noKeys},
+		{"anthropic", "nosuch-model", "", `Error: model "anthropic/nosuch-model" not found; nearest of anthropic's models: `, noKeys},
+		{"fake", "demo:high", "demo", "", noKeys},
+		{"", script + ":low", "s", "", noKeys},
 		{"", "", "", "", withKey}, // the first available model
 	} {
 		ms, err := setupModels(&options{provider: tc.provider, model: tc.model}, tc.env, true, false, io.Discard)

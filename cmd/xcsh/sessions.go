@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
@@ -44,16 +45,20 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 	case target != "":
 		if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
 			path = target
+		} else if strings.ContainsRune(target, os.PathSeparator) || strings.HasSuffix(target, ".jsonl") {
+			// A path, not an id prefix: say so plainly.
+			return nil, &exitError{2, "Error: no such session file: " + target}
 		} else {
 			info, err := sessionfile.FindByID(target, dir, filepath.Join(sessionfile.AgentDir(env), "sessions"))
 			if err != nil {
-				return nil, &exitError{1, fmt.Sprintf("Error: no session matches %q: %v", target, err)}
+				return nil, &exitError{2, fmt.Sprintf("Error: no session matches %q: %v", target, err)}
 			}
 			path = info.Path
 		}
 	case o.cont:
 		// The newest session of this directory; none yet starts a new one.
-		if p, err := sessionfile.Latest(dir); err == nil {
+		skipped := func(_ string, err error) { fmt.Fprintf(stderr, "xcsh: --continue: skipped %v\n", err) }
+		if p, err := sessionfile.Latest(dir, skipped); err == nil {
 			path = p
 		}
 	}
@@ -65,18 +70,18 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, &exitError{1, "Error: " + err.Error()}
+		return nil, &exitError{2, "Error: " + err.Error()}
 	}
-	loaded, err := sessionfile.Load(abs)
+	loaded, err := loadSession(abs)
 	if err != nil {
-		return nil, &exitError{1, "Error: " + err.Error()}
+		return nil, &exitError{2, "Error: " + err.Error()}
 	}
 	for _, w := range loaded.Warnings {
 		fmt.Fprintf(stderr, "xcsh: %s: %s\n", abs, w)
 	}
 	store, err := sessionfile.OpenAppend(abs, loaded)
 	if err != nil {
-		return nil, &exitError{1, "Error: " + err.Error()}
+		return nil, &exitError{2, "Error: " + err.Error()}
 	}
 	return &sessionSetup{id: loaded.Header.ID, file: abs, dir: dir, store: store, loaded: loaded}, nil
 }
@@ -138,7 +143,7 @@ func (f fileSessions) Open(path string) (*engine.LoadedSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := sessionfile.Load(abs)
+	l, err := loadSession(abs)
 	if err != nil {
 		return nil, err
 	}

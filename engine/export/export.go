@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
 // Tool is one tool offered to the model, as listed on the page.
@@ -61,6 +62,20 @@ func WriteHTML(w io.Writer, d Data) error {
 		return fmt.Errorf("export html: %w", err)
 	}
 	return nil
+}
+
+// WriteFile writes the page for d to path under engine/safefile's rule
+// for files the agent writes: missing parent directories are created; a
+// FIFO, a device, a directory, a socket or one of the agent's own standard
+// streams (/dev/stdout, /proc/self/fd/1, a file its stdout is redirected
+// to: HTML there would corrupt the protocol stream) is refused; a symlink
+// is followed to its target, a hard-linked file is rewritten in place, a
+// read-only file stays refused. The page is written to a temporary file
+// and renamed over the old one, so a failed export leaves the old page; a
+// new file is created 0600 (a page holds the whole session). An error
+// reads "<path>: <reason>".
+func WriteFile(path string, d Data) error {
+	return safefile.WriteFile(path, 0o600, func(w io.Writer) error { return WriteHTML(w, d) })
 }
 
 // DefaultPath is the file name export_html writes when the host gives no

@@ -2,8 +2,6 @@ package export
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -25,23 +23,5 @@ func (Exporter) Export(_ context.Context, path string, snap engine.ExportSnapsho
 	for _, t := range snap.Tools {
 		d.Tools = append(d.Tools, Tool{Name: t.Name, Description: t.Description})
 	}
-	return path, writeFile(path, d)
-}
-
-// writeFile writes the page for d to path, creating its directory.
-func writeFile(path string, d Data) error {
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := WriteHTML(f, d); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return path, WriteFile(path, d)
 }

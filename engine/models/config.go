@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 	"math"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -144,9 +146,13 @@ func (p *configParser) parseProvider(name string, line int, n *node) (*providerC
 		v, f := n.vals[i], at+"."+key
 		switch key {
 		case "baseUrl":
-			pc.baseURL, err = p.str(v, f)
+			if pc.baseURL, err = p.str(v, f); err == nil {
+				err = p.checkBaseURL(v, f, pc.baseURL)
+			}
 		case "api":
-			pc.api, err = p.str(v, f)
+			if pc.api, err = p.str(v, f); err == nil {
+				err = p.checkAPI(v, f, pc.api)
+			}
 		case "apiKey":
 			pc.apiKey, err = p.str(v, f)
 		case "auth":
@@ -164,6 +170,7 @@ func (p *configParser) parseProvider(name string, line int, n *node) (*providerC
 		case "models":
 			if err = p.want(v, f, kindList); err == nil {
 				modelsNode = v
+				pc.models = make([]modelPatch, 0, len(v.items))
 				for j, item := range v.items {
 					var m modelPatch
 					m, err = p.parseModel(item, fmt.Sprintf("%s[%d]", f, j), true)
@@ -216,6 +223,39 @@ func (p *configParser) parseProvider(name string, line int, n *node) (*providerC
 		}
 	}
 	return pc, nil
+}
+
+// knownAPIs are the values api may take: the original's (agent-core
+// §10.1; those without an adapter in this build load, and a call to such a
+// model fails with "no adapter"), Ollama's native API, and the fake
+// provider's. Anything else is a typo that would only surface at the first
+// prompt, so it is a load error.
+var knownAPIs = []string{
+	"openai-completions", "openai-responses", "openai-codex-responses", "azure-openai-responses",
+	"anthropic-messages", "bedrock-converse-stream", "google-generative-ai", "google-gemini-cli",
+	"google-vertex", "cursor-agent", "ollama", "fake",
+}
+
+func (p *configParser) checkAPI(n *node, field, api string) error {
+	if !slices.Contains(knownAPIs, api) {
+		return p.fail(n, field, "must be one of %s", strings.Join(knownAPIs, ", "))
+	}
+	return nil
+}
+
+// checkBaseURL refuses a baseUrl that is not an absolute http or https
+// URL: a file:// or schemeless value would only fail at the first call,
+// and the adapters speak HTTP only. "" is "not set" (the rules below say
+// when it is required).
+func (p *configParser) checkBaseURL(n *node, field, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return p.fail(n, field, "must be an http:// or https:// URL")
+	}
+	return nil
 }
 
 func (p *configParser) discovery(n *node, field string) (string, error) {
@@ -276,7 +316,9 @@ func (p *configParser) parseModel(n *node, at string, full bool) (modelPatch, er
 			if full {
 				var s string
 				if s, err = p.str(v, f); err == nil {
-					m.api = &s
+					if err = p.checkAPI(v, f, s); err == nil {
+						m.api = &s
+					}
 				}
 			}
 		case "reasoning":

@@ -27,6 +27,29 @@ type node struct {
 	klns  []int    // the line of each key
 	vals  []*node  // kindMap values, parallel to keys
 	items []*node  // kindList
+	// index finds a key's position once a mapping has more than a few
+	// keys, so a file with thousands of providers or overrides is read in
+	// linear time.
+	index map[string]int
+}
+
+// indexAt is the number of keys from which a mapping keeps an index.
+const indexAt = 16
+
+// find returns the position of key, or -1.
+func (n *node) find(key string) int {
+	if n.index != nil {
+		if i, ok := n.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, k := range n.keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
 }
 
 type nodeKind int
@@ -47,23 +70,28 @@ func (k nodeKind) String() string {
 // set adds key or, for a key seen before, replaces its value: JSON.parse
 // keeps the last duplicate, and so do we.
 func (n *node) set(key string, line int, v *node) {
-	for i, k := range n.keys {
-		if k == key {
-			n.klns[i], n.vals[i] = line, v
-			return
-		}
+	if i := n.find(key); i >= 0 {
+		n.klns[i], n.vals[i] = line, v
+		return
 	}
 	n.keys = append(n.keys, key)
 	n.klns = append(n.klns, line)
 	n.vals = append(n.vals, v)
+	switch {
+	case n.index != nil:
+		n.index[key] = len(n.keys) - 1
+	case len(n.keys) >= indexAt:
+		n.index = make(map[string]int, 2*len(n.keys))
+		for i, k := range n.keys {
+			n.index[k] = i
+		}
+	}
 }
 
 // get returns the value of key, or nil.
 func (n *node) get(key string) *node {
-	for i, k := range n.keys {
-		if k == key {
-			return n.vals[i]
-		}
+	if i := n.find(key); i >= 0 {
+		return n.vals[i]
 	}
 	return nil
 }
@@ -129,10 +157,19 @@ func parseNumber(s string) (float64, error) {
 	return f, err
 }
 
-// parseJSON reads a whole JSON document into nodes. It tracks lines through
+// parseJSON reads a whole JSON document into nodes: fastJSON reads a valid
+// one; anything else is read again here for its error. It tracks lines through
 // the decoder's offsets: a token ends on the line it starts on (JSON
 // strings hold no raw newlines), so the line of a token's end is its line.
 func parseJSON(file string, data []byte) (*node, error) {
+	if n, ok := fastJSON(data); ok {
+		return n, nil
+	}
+	return slowJSON(file, data)
+}
+
+// slowJSON is parseJSON through encoding/json's tokens: exact errors.
+func slowJSON(file string, data []byte) (*node, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	lines := &lineCounter{data: data, line: 1}
@@ -228,6 +265,13 @@ func readJSONValue(dec *json.Decoder, lines *lineCounter) (*node, error) {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
 
+// maxAliasNodes bounds the nodes that aliases may add to a models.yml.
+// Aliases let a small file expand without bound (billion laughs: nine
+// anchors, each a list of nine aliases of the one before, are 9^9 nodes
+// at a depth of 18), so the expansion is counted, not just its depth. A
+// real file reuses a few blocks a few times: far below this.
+const maxAliasNodes = 100_000
+
 // parseYAML reads a YAML document into nodes. An empty document is an
 // empty mapping (a models.yml with only comments configures nothing).
 func parseYAML(file string, data []byte) (*node, error) {
@@ -244,18 +288,37 @@ func parseYAML(file string, data []byte) (*node, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return &node{kind: kindMap, line: 1}, nil
 	}
-	return fromYAML(file, doc.Content[0], 0)
+	c := &yamlConverter{file: file, budget: maxAliasNodes}
+	return c.convert(doc.Content[0], 0, nil)
 }
 
-func fromYAML(file string, y *yaml.Node, depth int) (*node, error) {
-	// Aliases can make a small file expand without bound (billion laughs);
-	// a models file is never deep, so a depth cap is enough.
+// yamlConverter turns yaml.Nodes into nodes, expanding aliases within a
+// budget of nodes.
+type yamlConverter struct {
+	file   string
+	budget int // nodes aliases may still add
+}
+
+// convert converts y. alias is the alias node whose expansion y is part
+// of (nil outside any): every node made under it is charged to the budget,
+// and the error names its line.
+func (c *yamlConverter) convert(y *yaml.Node, depth int, alias *yaml.Node) (*node, error) {
+	file := c.file
 	if depth > 64 {
 		return nil, &ConfigError{File: file, Line: y.Line, Msg: "syntax error: nesting too deep"}
 	}
+	if alias != nil {
+		if c.budget--; c.budget < 0 {
+			return nil, &ConfigError{File: file, Line: alias.Line,
+				Msg: fmt.Sprintf("syntax error: aliases expand to more than %d nodes", maxAliasNodes)}
+		}
+	}
 	switch y.Kind {
 	case yaml.AliasNode:
-		return fromYAML(file, y.Alias, depth+1)
+		if alias == nil {
+			alias = y
+		}
+		return c.convert(y.Alias, depth+1, alias)
 	case yaml.MappingNode:
 		n := &node{kind: kindMap, line: y.Line}
 		for i := 0; i+1 < len(y.Content); i += 2 {
@@ -265,13 +328,11 @@ func fromYAML(file string, y *yaml.Node, depth int) (*node, error) {
 			}
 			// YAML forbids duplicate keys (JSON.parse keeps the last); say
 			// where the first one is rather than dropping it silently.
-			for j, seen := range n.keys {
-				if seen == k.Value {
-					return nil, &ConfigError{File: file, Line: k.Line,
-						Msg: fmt.Sprintf("syntax error: mapping key %q already defined at line %d", k.Value, n.klns[j])}
-				}
+			if j := n.find(k.Value); j >= 0 {
+				return nil, &ConfigError{File: file, Line: k.Line,
+					Msg: fmt.Sprintf("syntax error: mapping key %q already defined at line %d", k.Value, n.klns[j])}
 			}
-			vn, err := fromYAML(file, v, depth+1)
+			vn, err := c.convert(v, depth+1, alias)
 			if err != nil {
 				return nil, err
 			}
@@ -281,7 +342,7 @@ func fromYAML(file string, y *yaml.Node, depth int) (*node, error) {
 	case yaml.SequenceNode:
 		n := &node{kind: kindList, line: y.Line}
 		for _, it := range y.Content {
-			in, err := fromYAML(file, it, depth+1)
+			in, err := c.convert(it, depth+1, alias)
 			if err != nil {
 				return nil, err
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
 // Defaults of a custom model definition (pi's models.json and the
@@ -40,6 +40,7 @@ type Registry struct {
 	mu sync.RWMutex
 	// Everything below is guarded by mu.
 	models       []engine.Model             // registry order; Headers hold only non-secret entries
+	index        map[modelKey]int           // position of each model in models
 	providers    map[string]*providerConfig // the configured providers by name
 	modelHeaders map[modelKey][]header      // per-model headers (custom models, overrides, discovered)
 	keyOverrides map[string]string          // --api-key, by provider
@@ -51,6 +52,10 @@ type modelKey struct{ provider, id string }
 
 func keyOf(m engine.Model) modelKey { return modelKey{m.Provider, m.ID} }
 
+// maxConfigBytes caps a models file: it is read whole, and a real one
+// (even with tens of thousands of models) is a few MiB.
+const maxConfigBytes = 64 << 20
+
 // Load builds a registry from the built-in catalog and the custom provider
 // files in agentDir (none when agentDir is ""). env looks up environment
 // variables for keys and header values; nil means an empty environment.
@@ -59,7 +64,10 @@ func keyOf(m engine.Model) modelKey { return modelKey{m.Provider, m.ID} }
 // original's). A provider named in both files takes its models.yml
 // definition whole, in the place models.json gave it. A missing file is
 // not an error; an unreadable or invalid one is, and a *ConfigError names
-// the file, the line and the field.
+// the file, the line and the field. The files are read under engine/safefile's
+// rule: a FIFO, a device, a link to /dev/zero or a file over 64 MiB is
+// refused ("models: <path>: it is a named pipe (FIFO), not a regular
+// file") instead of blocking or exhausting the start.
 func Load(agentDir string, env func(string) string) (*Registry, error) {
 	if env == nil {
 		env = func(string) string { return "" }
@@ -72,9 +80,13 @@ func Load(agentDir string, env func(string) string) (*Registry, error) {
 		}{{"models.json", parseJSON}, {"models.yml", parseYAML}}
 		for _, f := range files {
 			path := filepath.Join(agentDir, f.name)
-			data, err := os.ReadFile(path)
+			data, err := safefile.ReadFile(path, maxConfigBytes)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
+			}
+			var refused *safefile.Refusal
+			if errors.As(err, &refused) {
+				return nil, fmt.Errorf("models: %w", &safefile.PathError{Path: path, Err: err})
 			}
 			if err != nil {
 				return nil, fmt.Errorf("models: %w", err)
@@ -92,6 +104,7 @@ func Load(agentDir string, env func(string) string) (*Registry, error) {
 	}
 	r := &Registry{
 		env:          env,
+		index:        map[modelKey]int{},
 		providers:    map[string]*providerConfig{},
 		modelHeaders: map[modelKey][]header{},
 		keyOverrides: map[string]string{},
@@ -101,32 +114,48 @@ func Load(agentDir string, env func(string) string) (*Registry, error) {
 	return r, nil
 }
 
+// mergeConfigs lays later's providers onto base's: one of the same name
+// takes its place. Linear: a file may define thousands of providers.
 func mergeConfigs(base, later []*providerConfig) []*providerConfig {
-next:
+	at := make(map[string]int, len(base))
+	for i, pc := range base {
+		at[pc.name] = i
+	}
 	for _, pc := range later {
-		for i, old := range base {
-			if old.name == pc.name {
-				base[i] = pc
-				continue next
-			}
+		if i, ok := at[pc.name]; ok {
+			base[i] = pc
+			continue
 		}
+		at[pc.name] = len(base)
 		base = append(base, pc)
 	}
 	return base
 }
 
 // build applies the sources in the original's order (agent-core §10.2):
-// catalog, provider overrides, per-model overrides, custom models.
+// catalog, provider overrides, per-model overrides, custom models. Each
+// step finds its models through maps, so loading is linear in the size of
+// the configuration (40,000 custom models take milliseconds).
 func (r *Registry) build(cfgs []*providerConfig) {
+	n := len(catalog)
+	for _, pc := range cfgs {
+		n += len(pc.models)
+	}
+	r.models = make([]engine.Model, 0, n)
+	r.index = make(map[modelKey]int, n)
 	for _, m := range catalog {
 		r.upsert(cloneModel(m))
 	}
+	// A provider's overrides apply to the models before its own custom
+	// ones: the catalog's (each name is configured once, after merging).
+	byProvider := map[string][]int{}
+	for i, m := range r.models {
+		byProvider[m.Provider] = append(byProvider[m.Provider], i)
+	}
 	for _, pc := range cfgs {
 		r.providers[pc.name] = pc
-		for i, m := range r.models {
-			if m.Provider != pc.name {
-				continue
-			}
+		for _, i := range byProvider[pc.name] {
+			m := r.models[i]
 			if pc.baseURL != "" {
 				m.BaseURL = pc.baseURL
 			}
@@ -136,10 +165,8 @@ func (r *Registry) build(cfgs []*providerConfig) {
 			r.models[i] = m
 		}
 		for _, ov := range pc.overrides {
-			for i, m := range r.models {
-				if m.Provider == pc.name && m.ID == ov.id {
-					r.models[i] = r.patch(m, ov)
-				}
+			if i, ok := r.index[modelKey{pc.name, ov.id}]; ok {
+				r.models[i] = r.patch(r.models[i], ov)
 			}
 		}
 		for _, mp := range pc.models {
@@ -237,13 +264,14 @@ func (r *Registry) finish(m engine.Model) engine.Model {
 	return m
 }
 
+// upsert replaces the model with m's provider and id, or appends m.
 func (r *Registry) upsert(m engine.Model) {
-	for i, old := range r.models {
-		if old.Provider == m.Provider && old.ID == m.ID {
-			r.models[i] = m
-			return
-		}
+	k := keyOf(m)
+	if i, ok := r.index[k]; ok {
+		r.models[i] = m
+		return
 	}
+	r.index[k] = len(r.models)
 	r.models = append(r.models, m)
 }
 
@@ -333,10 +361,8 @@ func (r *Registry) Available() []engine.Model {
 func (r *Registry) Find(provider, id string) (engine.Model, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	for _, m := range r.models {
-		if m.Provider == provider && m.ID == id {
-			return cloneModel(m), true
-		}
+	if i, ok := r.index[modelKey{provider, id}]; ok {
+		return cloneModel(r.models[i]), true
 	}
 	return engine.Model{}, false
 }

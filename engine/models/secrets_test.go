@@ -153,7 +153,7 @@ func TestConcurrentAddAndRead(t *testing.T) {
 
 func TestJSONDuplicateKeysLastWins(t *testing.T) {
 	r := load(t, nil, map[string]string{"models.json": `{"providers": {"p": {"baseUrl": "http://a", "baseUrl": "http://b",
-  "api": "x", "auth": "none", "models": [{"id": "m"}]}}}`})
+  "api": "openai-completions", "auth": "none", "models": [{"id": "m"}]}}}`})
 	if m := find(t, r, "p", "m"); m.BaseURL != "http://b" {
 		t.Errorf("baseUrl %q", m.BaseURL)
 	}

@@ -2,9 +2,30 @@ package models
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/xcsh-go/xcsh/engine/safefile"
 )
+
+// aliasBomb is the 1 KB models.yml of the round-2 probe: nine anchors,
+// each a list of nine aliases of the one before: 9^9 nodes expanded.
+const aliasBomb = `a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+providers:
+  p: *i
+`
 
 // Every validation rule, with its exact text. want is the error after
 // "<dir>/<file>:"; lines count from 1 at the file's first line.
@@ -31,7 +52,7 @@ func TestValidation(t *testing.T) {
       - id: b
         maxTokens: -5
 `, "9: providers.p.models[1].maxTokens: must be positive"},
-		{"integer", "models.json", `{"providers": {"p": {"baseUrl": "http://x", "api": "a", "auth": "none",
+		{"integer", "models.json", `{"providers": {"p": {"baseUrl": "http://x", "api": "openai-completions", "auth": "none",
   "models": [{"id": "a", "maxTokens": 1.5}]}}}`, "2: providers.p.models[0].maxTokens: must be an integer"},
 		{"override context window", "models.yml", `providers:
   anthropic:
@@ -53,7 +74,7 @@ func TestValidation(t *testing.T) {
 `, "2: providers.p.apiKey: required when the provider defines models (or set auth: none)"},
 		{"auth apiKey still needs a key", "models.json", `{
   "providers": {
-    "p": {"baseUrl": "http://x", "api": "a", "auth": "apiKey", "models": [{"id": "a"}]}
+    "p": {"baseUrl": "http://x", "api": "openai-completions", "auth": "apiKey", "models": [{"id": "a"}]}
   }
 }`, "3: providers.p.apiKey: required when the provider defines models (or set auth: none)"},
 		{"models need an api", "models.yml", `providers:
@@ -65,7 +86,7 @@ func TestValidation(t *testing.T) {
         api: openai-completions
       - id: b
 `, "8: providers.p.models[1].api: required: set api on the provider or on the model"},
-		{"models need an id", "models.json", `{"providers": {"p": {"baseUrl": "http://x", "api": "a", "auth": "none",
+		{"models need an id", "models.json", `{"providers": {"p": {"baseUrl": "http://x", "api": "openai-completions", "auth": "none",
   "models": [
     {"name": "no id"}
   ]}}}`, "3: providers.p.models[0].id: required"},
@@ -91,7 +112,7 @@ func TestValidation(t *testing.T) {
 		{"input kinds", "models.yml", `providers:
   p:
     baseUrl: http://x
-    api: a
+    api: openai-completions
     auth: none
     models:
       - id: a
@@ -100,7 +121,7 @@ func TestValidation(t *testing.T) {
 		{"thinking level", "models.yml", `providers:
   p:
     baseUrl: http://x
-    api: a
+    api: openai-completions
     auth: none
     models:
       - id: a
@@ -111,7 +132,7 @@ func TestValidation(t *testing.T) {
 		{"thinking order", "models.yml", `providers:
   p:
     baseUrl: http://x
-    api: a
+    api: openai-completions
     auth: none
     models:
       - id: a
@@ -120,7 +141,7 @@ func TestValidation(t *testing.T) {
 		{"thinking mode", "models.yml", `providers:
   p:
     baseUrl: http://x
-    api: a
+    api: openai-completions
     auth: none
     models:
       - id: a
@@ -129,7 +150,7 @@ func TestValidation(t *testing.T) {
 		{"negative cost", "models.yml", `providers:
   p:
     baseUrl: http://x
-    api: a
+    api: openai-completions
     auth: none
     models:
       - id: a
@@ -144,7 +165,7 @@ func TestValidation(t *testing.T) {
 		{"number type", "models.yml", `providers:
   p:
     baseUrl: http://x
-    api: a
+    api: openai-completions
     auth: none
     models:
       - id: a
@@ -176,7 +197,7 @@ func TestValidation(t *testing.T) {
 `, "3: syntax error: found unexpected end of stream"},
 		{"yaml duplicate key", "models.yml", `providers:
   p:
-    api: a
+    api: openai-completions
     api: b
 `, "4: syntax error: mapping key \"api\" already defined at line 3"},
 		{"json syntax", "models.json", `{
@@ -184,6 +205,20 @@ func TestValidation(t *testing.T) {
     "p": {"baseUrl": "http://x",}
   }
 }`, "3: syntax error: invalid character '}' looking for beginning of object key string"},
+		{"unknown api", "models.json", `{"providers": {"p": {"baseUrl": "http://x", "auth": "none",
+  "api": "telepathy", "models": [{"id": "m"}]}}}`, "2: providers.p.api: must be one of " + strings.Join(knownAPIs, ", ")},
+		{"unknown model api", "models.yml", `providers:
+  p:
+    baseUrl: http://x
+    auth: none
+    models:
+      - id: m
+        api: telepathy
+`, "7: providers.p.models[0].api: must be one of " + strings.Join(knownAPIs, ", ")},
+		{"file baseUrl", "models.json", `{"providers": {"p": {"baseUrl": "file:///etc/passwd", "api": "openai-completions",
+  "auth": "none", "models": [{"id": "m"}]}}}`, "1: providers.p.baseUrl: must be an http:// or https:// URL"},
+		{"baseUrl without a host", "models.yml", "providers:\n  p: {baseUrl: 'http:/x'}\n", "2: providers.p.baseUrl: must be an http:// or https:// URL"},
+		{"yaml alias bomb", "models.yml", aliasBomb, "6: syntax error: aliases expand to more than 100000 nodes"},
 		{"json truncated", "models.json", "{\n  \"providers\": {\n", "3: syntax error: unexpected end of JSON input"},
 		{"json trailing data", "models.json", "{}\n{}\n", "2: syntax error: unexpected data after the top-level value"},
 	}
@@ -216,12 +251,40 @@ func TestValidationAccepts(t *testing.T) {
 		"empty models":     "providers:\n  x: {models: []}\n",
 		"no providers":     "providers:\n",
 		"model-level api":  "providers:\n  x: {baseUrl: http://x, auth: none, models: [{id: a, api: anthropic-messages}]}\n",
-		"unknown keys":     "version: 2\nproviders:\n  x: {auth: none, futureField: 1, models: [{id: a, api: b, premiumMultiplier: 1}], baseUrl: http://x}\n",
+		"unknown keys":     "version: 2\nproviders:\n  x: {auth: none, futureField: 1, models: [{id: a, api: fake, premiumMultiplier: 1}], baseUrl: http://x}\n",
 		"anchors, aliases": "defaults: &d {api: openai-completions, auth: none, baseUrl: http://x}\nproviders:\n  x: *d\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Load(agentDir(t, map[string]string{"models.yml": body}), nil); err != nil {
 				t.Errorf("rejected: %v", err)
+			}
+		})
+	}
+}
+
+// A models file that is not a regular file is refused at once: a FIFO
+// nobody writes, a link to /dev/zero, a directory.
+func TestSpecialModelsFiles(t *testing.T) {
+	for name, mk := range map[string]func(string) error{
+		"fifo":      func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"dev zero":  func(p string) error { return os.Symlink("/dev/zero", p) },
+		"directory": func(p string) error { return os.Mkdir(p, 0o700) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "models.json")
+			if err := mk(p); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, err := Load(dir, nil); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !errors.Is(err, safefile.ErrNotRegular) || !strings.HasPrefix(err.Error(), "models: "+p+": it is a ") {
+					t.Errorf("got %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Load did not return")
 			}
 		})
 	}

@@ -57,6 +57,85 @@ func BenchmarkLoad1k(b *testing.B)   { benchLoad(b, 1_000) }
 func BenchmarkLoad10k(b *testing.B)  { benchLoad(b, 10_000) }
 func BenchmarkLoad100k(b *testing.B) { benchLoad(b, 100_000) }
 
+// bigFile writes a session of about size bytes shaped like a long coding
+// session: prompts, assistant text, tool calls, and tool results that
+// carry source code (this package's own files, so tabs, quotes, newlines
+// and escapes occur as they do in real output), each up to 64 KiB.
+func bigFile(b *testing.B, size int64) string {
+	b.Helper()
+	var src []byte
+	for _, name := range []string{"load.go", "store.go", "list.go", "header.go", "truncate.go"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src = append(src, data...)
+	}
+	path := filepath.Join(b.TempDir(), "big.jsonl")
+	s := New(path, newHeader())
+	parent := ""
+	var written int64
+	for i := 0; written < size; i++ {
+		var e *engine.Entry
+		switch i % 3 {
+		case 0:
+			e = userEntry(fmt.Sprintf("step %d: read the next file and fix what looks wrong — «carefully»", i))
+		case 1:
+			a := assistantEntry("Reading it now.\n\n```go\n" + string(src[:200+i%800]) + "\n```")
+			a.Message.(*engine.AssistantMessage).Content = append(a.Message.(*engine.AssistantMessage).Content,
+				engine.ContentBlock{Type: engine.BlockToolCall, ID: fmt.Sprintf("call_%d", i), Name: "read",
+					Arguments: []byte(`{"path":"engine/sessionfile/load.go"}`)})
+			e = a
+		default:
+			off := (i * 7919) % (len(src) / 2)
+			n := min(len(src)-off, 1<<10+(i*104729)%(64<<10))
+			e = &engine.Entry{Type: engine.EntryMessage, Message: &engine.ToolResultMessage{
+				ToolCallID: fmt.Sprintf("call_%d", i-1), ToolName: "read",
+				Content: []engine.ContentBlock{engine.TextBlock(string(src[off : off+n]))}, Timestamp: t0}}
+		}
+		e.ID = fmt.Sprintf("%08x", i+1)
+		e.ParentID = parent
+		parent = e.ID
+		line := e.AppendJSON(nil)
+		written += int64(len(line)) + 1
+		if err := s.Append(context.Background(), e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkLoad256MiB loads a 256 MiB session of large entries: the speed
+// a long session resumes at (at least 100 MB/s) and the memory it takes
+// (liveMiB: the entries; the reader holds a few chunks at a time).
+func BenchmarkLoad256MiB(b *testing.B) {
+	path := bigFile(b, 256<<20)
+	fi, _ := os.Stat(path)
+	b.SetBytes(fi.Size())
+	b.ReportAllocs()
+	b.ResetTimer()
+	var s *Session
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		s = nil
+		runtime.GC() // the previous load's entries are not this one's garbage
+		b.StartTimer()
+		var err error
+		if s, err = Load(path); err != nil || len(s.Warnings) != 0 {
+			b.Fatal(err, s.Warnings)
+		}
+	}
+	b.StopTimer()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "liveMiB")
+	runtime.KeepAlive(s)
+}
+
 func benchAppendAt(b *testing.B, n int) {
 	path := benchFile(b, n)
 	sess, err := Load(path)

@@ -15,9 +15,20 @@
 // session is switched or the process exits. Creation, renames and header
 // rewrites are always synced.
 //
+// Every file this package reads is opened under engine/safefile's rule:
+// a FIFO, a device, a directory, a socket or one of the agent's own
+// standard streams is refused without being opened for reading (so
+// switch_session or --continue never blocks on a FIFO or reads /dev/zero),
+// and no read is unbounded: a first line is a header only within 1 MiB
+// (listing and --continue stop there), and Load skips a line over
+// MaxLineBytes (128 MiB) with a warning, reading through it without
+// holding it. Latest reports each newer file it passes over.
+//
 // Load is lenient as the original is: a line that does not decode is
 // skipped and reported in Session.Warnings, never fatal; only a missing
 // file or a first line that is not a session header fails (ErrNotSession).
+// A line written with spaces between its tokens (Python's json.dumps) is
+// compacted before decoding, so it takes the fast decoder too.
 // Reading is linear, line by line with a bufio.Reader (lines can be many
 // MiB), the lines decoded in chunks on all CPUs, each chunk by one
 // engine.EntryDecoder (message entries, nearly every line, in one pass);

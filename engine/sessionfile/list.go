@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
 // Info describes a session file for listing and resuming.
@@ -62,21 +65,19 @@ func sortNewest(infos []Info) {
 	sort.SliceStable(infos, func(i, j int) bool { return infos[i].Modified.After(infos[j].Modified) })
 }
 
-// ReadInfo describes one session file, reading only its head.
+// ReadInfo describes one session file, reading only its head. A path the
+// file rule refuses (see engine/safefile) is an error, like a file that
+// does not start with a session header.
 func ReadInfo(path string) (Info, error) {
-	f, err := os.Open(path)
+	f, fi, err := safefile.Open(path)
 	if err != nil {
-		return Info{}, fmt.Errorf("%w: %w", ErrNotSession, err)
+		return Info{}, openError(path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Info{}, fmt.Errorf("%w: %w", ErrNotSession, err)
-	}
 	br := bufio.NewReaderSize(f, listPrefix)
-	line, err := readLine(br, nil)
-	if len(line) == 0 && err != nil {
-		return Info{}, fmt.Errorf("%s: %w: empty file", path, ErrNotSession)
+	line, err := headLine(br)
+	if err != nil {
+		return Info{}, fmt.Errorf("%s: %w", path, err)
 	}
 	h, err := DecodeHeader(trimEOL(line))
 	if err != nil {
@@ -135,9 +136,10 @@ func userText(line []byte) (string, bool) {
 }
 
 // Latest returns the most recently modified session file of dir (for
-// --continue), or ErrNoSession. Files are tried newest first and only
-// until one has a valid header.
-func Latest(dir string) (string, error) {
+// --continue), or ErrNoSession. Files are tried newest first until one
+// has a valid header; skipped, when not nil, is told of each newer file
+// passed over and why (not a session, refused by the file rule).
+func Latest(dir string, skipped func(path string, err error)) (string, error) {
 	des, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("find latest session: %w", err)
@@ -157,23 +159,63 @@ func Latest(dir string) (string, error) {
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].mod.After(cands[j].mod) })
 	for _, c := range cands {
-		if validHeader(c.path) {
+		err := checkHeader(c.path)
+		if err == nil {
 			return c.path, nil
+		}
+		if skipped != nil {
+			skipped(c.path, err)
 		}
 	}
 	return "", fmt.Errorf("%w in %s", ErrNoSession, dir)
 }
 
-// validHeader reports whether path starts with a session header.
-func validHeader(path string) bool {
-	f, err := os.Open(path)
+// headerLimit caps the first line where only the head of a file is read
+// (listing, --continue): a longer first line is not taken for a header,
+// and a file with no newline at all costs at most this much.
+const headerLimit = 1 << 20
+
+// headLine reads the first line of a file, at most headerLimit bytes.
+func headLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		switch {
+		case len(line) > 0:
+			return line, nil
+		case errors.Is(err, io.EOF):
+			return nil, fmt.Errorf("%w: empty file", ErrNotSession)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrNotSession, err)
+	}
+	buf := append([]byte(nil), line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(buf) > headerLimit {
+			return nil, fmt.Errorf("%w: first line is over %d bytes", ErrNotSession, headerLimit)
+		}
+		line, err = br.ReadSlice('\n')
+		buf = append(buf, line...)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %w", ErrNotSession, err)
+	}
+	return buf, nil
+}
+
+// checkHeader is nil when path starts with a session header, else why not.
+func checkHeader(path string) error {
+	f, _, err := safefile.Open(path)
 	if err != nil {
-		return false
+		return openError(path, err)
 	}
 	defer f.Close()
-	line, _ := readLine(bufio.NewReaderSize(f, 16<<10), nil)
-	_, err = DecodeHeader(trimEOL(line))
-	return err == nil
+	line, err := headLine(bufio.NewReaderSize(f, 16<<10))
+	if err == nil {
+		_, err = DecodeHeader(trimEOL(line))
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // FindByID finds the session a --resume argument names: a prefix

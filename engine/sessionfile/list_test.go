@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -54,10 +55,15 @@ func TestListLatestFind(t *testing.T) {
 		t.Errorf("missing dir: %v %v", infos, err)
 	}
 
-	if p, err := Latest(local); err != nil || p != newer {
+	var skipped []string
+	if p, err := Latest(local, func(p string, err error) { skipped = append(skipped, filepath.Base(p)+": "+err.Error()) }); err != nil || p != newer {
 		t.Errorf("Latest = %q, %v", p, err)
 	}
-	if _, err := Latest(filepath.Join(root, "none")); !errors.Is(err, ErrNoSession) {
+	// The newer junk.jsonl was passed over, and said so.
+	if want := []string{"junk.jsonl: " + filepath.Join(local, "junk.jsonl") + ": not a session file: first line is not a JSON object"}; !slices.Equal(skipped, want) {
+		t.Errorf("skipped %q, want %q", skipped, want)
+	}
+	if _, err := Latest(filepath.Join(root, "none"), nil); !errors.Is(err, ErrNoSession) {
 		t.Errorf("Latest of nothing: %v", err)
 	}
 

@@ -3,6 +3,7 @@ package sessionfile
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -172,6 +173,41 @@ func TestStoreTruncatesLongStrings(t *testing.T) {
 	}
 	if got.Content[1].Thinking != "t" {
 		t.Errorf("thinking %q", got.Content[1].Thinking)
+	}
+}
+
+// Image data is never cut, however long: a resumed session must send the
+// bytes the first request sent. Text beside it is still cut.
+func TestStoreKeepsImagesWhole(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	s := New(path, newHeader())
+	raw := make([]byte, 450_009) // 600,012 base64 characters, as the probe's PNG
+	for i := range raw {
+		raw[i] = byte(i * 7)
+	}
+	data := base64.StdEncoding.EncodeToString(raw)
+	long := strings.Repeat("x", maxPersistChars+1)
+	u := &engine.Entry{Type: engine.EntryMessage, Message: &engine.UserMessage{Content: []engine.ContentBlock{
+		engine.TextBlock(long), {Type: engine.BlockImage, Data: data, MimeType: "image/png"}}, Timestamp: t0}}
+	appendAll(t, s, chain(u, assistantEntry("a PNG")))
+	sess, err := Load(path)
+	if err != nil || len(sess.Warnings) != 0 {
+		t.Fatalf("load: %v %v", err, sess.Warnings)
+	}
+	got := sess.Entries[0].Message.(*engine.UserMessage).Content
+	if got[1].Data != data {
+		t.Errorf("image data: %d chars, want %d", len(got[1].Data), len(data))
+	}
+	if b, err := base64.StdEncoding.DecodeString(got[1].Data); err != nil || !bytes.Equal(b, raw) {
+		t.Errorf("image bytes differ: %v", err)
+	}
+	if !strings.HasSuffix(got[0].Text, truncationNotice) {
+		t.Errorf("text beside the image was not cut")
+	}
+	// A "data" string that is not base64 is text, and cut.
+	if out := truncateLongStrings([]byte(`{"data":"` + long[:maxPersistChars] + ` x"}`)); !bytes.Contains(out, []byte("truncated")) {
+		t.Errorf("non-base64 data kept whole")
 	}
 }
 

@@ -135,6 +135,11 @@ func (t *bashTool) Run(ctx context.Context, call engine.ToolCall, update func(en
 		out.IsError = true
 		out.Content[0].Text = fmt.Sprintf("%s\n\nCommand exited with code %d", text, res.ExitCode)
 	}
+	// The kernel's refusal reads as a bare "Permission denied": say which
+	// sandbox rule may be behind it.
+	if note := t.o.Sandbox.Explain(res.Output); note != "" {
+		out.Content[0].Text += "\n\n" + note
+	}
 	return out, nil
 }
 

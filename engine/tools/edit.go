@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/tools/sandbox"
 )
 
 // edit previews (agent-core.md §4.4).
@@ -127,7 +129,7 @@ func (t *editTool) apply(ctx context.Context, e editEntry) (editFileResult, stri
 	case isCancel(err):
 		return res, "", err
 	case errors.As(err, &r):
-		return fail("Cannot edit %s: %s", e.Path, r.reason)
+		return fail("Cannot edit %s: %s", e.Path, r.Reason)
 	default:
 		return fail("Cannot read %s: %s", e.Path, describeFSError(err))
 	}
@@ -164,6 +166,13 @@ func (t *editTool) apply(ctx context.Context, e editEntry) (editFileResult, stri
 	target, fi, err := writeTarget(abs)
 	if err == nil && fi == nil {
 		err = fs.ErrNotExist // removed since it was read
+	}
+	if err == nil && t.o.Sandbox.On() {
+		var dir *sandbox.Dir
+		if dir, err = t.o.Sandbox.OpenDir(filepath.Dir(target), false); err == nil {
+			defer dir.Close()
+			target = filepath.Join(dir.Path, filepath.Base(target))
+		}
 	}
 	if err == nil {
 		err = replaceFile(target, fi, []byte(out))

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/tools/sandbox"
 )
 
 // Options are shared by the built-in tools.
@@ -22,6 +23,10 @@ type Options struct {
 	// StreamInterval throttles bash's streamed tool_execution_update frames;
 	// 0 disables them (deterministic transcripts).
 	StreamInterval time.Duration
+	// Sandbox, when on, confines write and edit to its writable roots (the
+	// same rules the kernel enforces on commands) and explains a bash
+	// command's denials; nil is off.
+	Sandbox *sandbox.Policy
 }
 
 func (o Options) now() time.Time {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
 // read limits (agent-core.md §4.2, §14).
@@ -426,21 +427,5 @@ func suffixMatch(ctx context.Context, cwd, p string) (string, bool) {
 }
 
 // describeFSError turns an os error into a short reason without the
-// absolute path the *PathError repeats.
-func describeFSError(err error) string {
-	var r *refusal
-	if errors.As(err, &r) {
-		return r.reason
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	switch {
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
-	case errors.Is(err, fs.ErrNotExist):
-		return "no such file or directory"
-	}
-	return err.Error()
-}
+// operation or the path (engine/safefile's wording).
+func describeFSError(err error) string { return safefile.Describe(err) }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
 // regularTestBound is how long a call may take before the test calls it
@@ -147,19 +148,19 @@ func TestOpenRegularChecksTheDescriptor(t *testing.T) {
 		t.Errorf("/dev/zero: %v", err)
 	}
 	for _, p := range []string{"/dev/stdin", "/dev/stdout", "/proc/self/fd/1", "/proc/thread-self/fd/0", "/dev/fd/0"} {
-		if !stdStreamName(p) {
+		if !safefile.StdStreamName(p) {
 			t.Errorf("%s is not recognised as a standard stream", p)
 		}
 	}
 	for _, p := range []string{"/dev/stdinx", "/proc/self/fdinfo/0", "/proc/self/fd", "/work/dev/stdin"} {
-		if stdStreamName(p) {
+		if safefile.StdStreamName(p) {
 			t.Errorf("%s is taken for a standard stream", p)
 		}
 	}
 	// writeTarget only looks (Lstat, Readlink): safe to ask about paths
 	// outside the temp dir.
 	for _, p := range []string{"/dev/stdout", "/dev/stderr", "/proc/self/fd/1"} {
-		if _, _, err := writeTarget(p); !errors.Is(err, errStdStream) {
+		if _, _, err := writeTarget(p); !errors.Is(err, safefile.ErrStdStream) {
 			t.Errorf("writeTarget(%s) = %v", p, err)
 		}
 	}

@@ -547,7 +547,7 @@ func TestStartFailureCarriesStderr(t *testing.T) {
 	t.Parallel()
 	_, err := Start(testCtx(t), Options{Path: xcshBin, Args: []string{"--provider", "nope"}, Dir: t.TempDir(),
 		Env: []string{"HOME=" + t.TempDir()}})
-	if !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), `Unknown provider "nope"`) {
+	if !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), `unknown provider "nope"`) {
 		t.Fatalf("err = %v", err)
 	}
 }

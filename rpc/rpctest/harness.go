@@ -155,6 +155,7 @@ const rpcUsage = `usage:
 	rpc wait    [--name N] 'gjson query' [timeout]
 	rpc expect  [--name N] 'gjson query'
 	rpc signal  [--name N] INT|TERM|HUP|QUIT|KILL
+	rpc eof     [--name N]                    (close the child's stdin; it runs on)
 	rpc close   [--name N] [--expect-exit N | --expect-signal SIG] [file]`
 
 // scriptRPC implements the rpc command: it drives one or more live
@@ -172,7 +173,7 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("! rpc %s is not supported", sub)
 	}
 	switch sub {
-	case "start", "send", "sendraw", "wait", "expect", "signal", "close":
+	case "start", "send", "sendraw", "wait", "expect", "signal", "close", "eof":
 	default:
 		ts.Fatalf("rpc: unknown subcommand %q\n%s", sub, rpcUsage)
 	}
@@ -186,6 +187,12 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("rpc %s: no process named %q; start one with rpc start", sub, name)
 	}
 	switch sub {
+	case "eof":
+		if len(args) != 0 {
+			ts.Fatalf("usage: rpc eof [--name N]")
+		}
+		// A second Close (at rpc close) is harmless.
+		p.stdin.Close()
 	case "send":
 		if len(args) != 1 {
 			ts.Fatalf("usage: rpc send [--name N] 'json line' (quote the line with single quotes)")

@@ -36,6 +36,7 @@ func (s *streamer) handle(ev sdk.MessageStreamEventUnion) (done bool, err error)
 	case "message_start":
 		m := ev.Message
 		s.responseID = m.ID
+		s.w.ResponseID(m.ID)
 		s.usage.Input = m.Usage.InputTokens
 		s.usage.Output = m.Usage.OutputTokens
 		s.usage.CacheRead = m.Usage.CacheReadInputTokens

@@ -42,8 +42,9 @@ type streamState struct {
 // chunk folds one decoded chunk into events. Only choice 0 is read: the
 // request never asks for n > 1.
 func (s *streamState) chunk(ch *wireChunk, raw []byte) error {
-	if s.id == "" {
+	if s.id == "" && ch.ID != "" {
 		s.id = ch.ID
+		s.w.ResponseID(ch.ID)
 	}
 	for i := range ch.Choices {
 		choice := &ch.Choices[i]

@@ -58,12 +58,15 @@ func (r *registry) signal(pgid int, sig syscall.Signal) {
 	}
 }
 
-// KillAll sends SIGKILL to every process group started by Run (the bash
-// tool's and the RPC bash command's) that has not been reaped yet. It does
-// not wait: the reapers finish in the background (see Wait). cmd/xcsh
-// calls it on every exit path. Groups started after it returns are not
-// affected.
+// KillAll kills every command started by Run (the bash tool's and the
+// RPC bash command's) that is still running: through the supervisor, every
+// command's group and every descendant it holds; for direct starts, every
+// registered group. It does not wait (see Wait). cmd/xcsh calls it on
+// every exit path. Commands started after it returns are not affected.
 func KillAll() {
+	if s := active.Load(); s != nil {
+		s.killAll()
+	}
 	groups.mu.Lock()
 	defer groups.mu.Unlock()
 	for pgid := range groups.live {
@@ -71,11 +74,17 @@ func KillAll() {
 	}
 }
 
-// Wait blocks until every group registered when it is called has been
-// reaped, or until ctx is done, and then returns ctx's error. After
-// KillAll it is short: a killed group's pipes close with it, and a pipe
-// held by a process that left the group is cut after WaitDelay.
+// Wait blocks until every command running when it is called has ended
+// (and, after KillAll, until the supervisor has reaped every descendant),
+// or until ctx is done, and then returns ctx's error. After KillAll it is
+// short: a killed group's pipes close with it, and a pipe held by a
+// process that left the group is cut after WaitDelay.
 func Wait(ctx context.Context) error {
+	if s := active.Load(); s != nil {
+		if err := s.wait(ctx); err != nil {
+			return err
+		}
+	}
 	groups.mu.Lock()
 	pending := make([]chan struct{}, 0, len(groups.live))
 	for _, done := range groups.live {

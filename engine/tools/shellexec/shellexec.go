@@ -1,16 +1,22 @@
 // Package shellexec runs shell commands for the bash tool and the RPC bash
 // command: bash in its own process group, stdin closed, stdout and stderr
 // combined, only a bounded tail kept in memory. On cancellation or timeout
-// the group gets SIGTERM and Run returns at once; SIGKILL follows after
-// Grace in the background. Every live group is registered, so the agent
-// kills them all on its way out (KillAll): no child outlives the agent.
+// the group gets SIGTERM, then SIGKILL after Grace, and Run returns only
+// once the group is gone, so nothing the caller was told ended still runs.
+//
+// On Linux the agent routes every command through a supervisor process
+// (Use, NewSupervisor, SupervisorMain): a re-exec of its own binary that is
+// a child subreaper and kills every command and every descendant when the
+// agent dies, even by SIGKILL. Without one (other systems, or a program
+// that did not opt in) commands start directly and every live group is
+// registered, so the agent kills them all on its way out (KillAll).
 package shellexec
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
@@ -19,20 +25,17 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/childenv"
 )
 
 // Grace is how long a cancelled command's process group gets between
-// SIGTERM and SIGKILL (the original's hard kill comes 5 s after the
-// timeout). It no longer holds the caller: a cancelled Run returns after
-// AbortWait at most and the escalation finishes in the background.
-const Grace = 2 * time.Second
+// SIGTERM and SIGKILL. Run returns only when the group is gone, so an
+// abort is answered within Grace plus the reaping (issue 15, S11).
+const Grace = 200 * time.Millisecond
 
-// AbortWait is how long a cancelled Run waits for its process group to
-// exit after SIGTERM before it returns and leaves the escalation to
-// SIGKILL and the reaping to the background. It keeps abort within its
-// 100 ms promise (DECISIONS.md, Tools) even when the child ignores SIGTERM,
-// while a child that honours SIGTERM is usually reaped before Run returns.
-const AbortWait = 25 * time.Millisecond
+// pipeWait bounds how long output is still read after the command's group
+// is gone: a process that left the group may hold the pipe open.
+const pipeWait = Grace
 
 // nonInteractive is the environment overlay that keeps tools from waiting
 // on a terminal: pagers, editors, prompts and colour off.
@@ -52,9 +55,10 @@ type Options struct {
 	// while output arrives, never after Run returns.
 	OnOutput func(tail string)
 	Interval time.Duration
-	// grace replaces Grace when set: a test makes it long so that the
-	// group is certainly alive when a cancelled Run returns.
-	grace time.Duration
+	// via, set by this package's tests, starts the command through that
+	// supervisor (or directly with direct) instead of the one Use chose.
+	via    *Supervisor
+	direct bool
 }
 
 // Result is the outcome of Run.
@@ -156,8 +160,12 @@ func Run(ctx context.Context, command string, o Options) (Result, error) {
 		return Result{Cancelled: true}, nil
 	}
 	shell := "bash"
-	if _, err := exec.LookPath(shell); err != nil {
+	path, err := exec.LookPath(shell)
+	if err != nil {
 		shell = "sh"
+		if path, err = exec.LookPath(shell); err != nil {
+			return Result{}, fmt.Errorf("starting %s: %w", shell, err)
+		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -167,57 +175,26 @@ func Run(ctx context.Context, command string, o Options) (Result, error) {
 		defer timer.Stop()
 	}
 	out := &tail{max: o.MaxBytes, notify: o.OnOutput, every: o.Interval}
-	cmd := exec.CommandContext(runCtx, shell, "-c", command)
-	cmd.Dir = o.Cwd
-	cmd.Stdin = nil
-	cmd.Stdout = out
-	cmd.Stderr = out
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.Env = append(os.Environ(), nonInteractive...)
+	env := make([]string, 0, len(nonInteractive)+len(o.Env))
+	env = append(env, nonInteractive...)
 	for k, v := range o.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		env = append(env, k+"="+v)
 	}
-	// Cancellation (abort or timeout) interrupts the whole group. If the
-	// shell is still there WaitDelay later, Wait kills it and cuts its
-	// pipes; the reaper then kills the rest of the group. WaitDelay also
-	// bounds how long a grandchild holding the output pipe keeps Wait
-	// waiting after the shell exited on its own.
-	cmd.Cancel = func() error {
-		groups.signal(cmd.Process.Pid, syscall.SIGTERM)
-		return nil
+	sp := spec{path: path, argv: []string{shell, "-c", command}, dir: o.Cwd, env: childenv.Environ(env...)}
+	via := o.via
+	if via == nil && !o.direct {
+		via = active.Load()
 	}
-	cmd.WaitDelay = Grace
-	if o.grace > 0 {
-		cmd.WaitDelay = o.grace
-	}
-	pgid, done, err := groups.start(cmd)
+	ended, err := launch(runCtx, via, sp, out)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{Cancelled: true}, nil
 		}
 		return Result{}, fmt.Errorf("starting %s: %w", shell, err)
 	}
-	// The reaper owns the group from here: it waits for the shell, kills
-	// what is left of the group and unregisters it, whether or not Run is
-	// still there to see it. waitErr is written before done is closed.
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		groups.finish(pgid)
-	}()
-	select {
-	case <-done:
-	case <-runCtx.Done():
-		// Cancel has sent (or is sending) SIGTERM. Give the group a moment
-		// to exit, so its last output is kept, but never hold the caller
-		// for a child that ignores the signal.
-		t := time.NewTimer(AbortWait)
-		select {
-		case <-done:
-		case <-t.C:
-		}
-		t.Stop()
-	}
+	// The launcher aborts the command when runCtx ends and reports only
+	// once its group is gone and its output read.
+	ex := <-ended
 	out.close()
 	out.mu.Lock()
 	res := Result{Output: out.text(), Truncated: out.dropped, TotalBytes: out.total}
@@ -230,23 +207,93 @@ func Run(ctx context.Context, command string, o Options) (Result, error) {
 		res.TimedOut = true
 	case ctx.Err() != nil:
 		res.Cancelled = true
-	default:
-		// Neither cancelled nor timed out: the reaper has finished.
-		err := waitErr
-		var ee *exec.ExitError
-		if err == nil || errors.As(err, &ee) {
-			if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Exited() {
-				res.Exited, res.ExitCode = true, st.ExitStatus()
-			} else if cmd.ProcessState.Exited() {
-				res.Exited, res.ExitCode = true, cmd.ProcessState.ExitCode()
-			}
-		} else if !errors.Is(err, exec.ErrWaitDelay) {
-			return res, err
-		} else {
-			res.Exited, res.ExitCode = true, cmd.ProcessState.ExitCode()
+	case ex.err != nil:
+		return res, ex.err
+	case ex.known && ex.status.Exited():
+		res.Exited, res.ExitCode = true, ex.status.ExitStatus()
+	}
+	// Otherwise killed (KillAll, a signal, a lost supervisor): no exit
+	// status, which the bash tool reports as such.
+	return res, nil
+}
+
+// spec is a command to start: an absolute path, its argv, where, and its
+// whole environment.
+type spec struct {
+	path string
+	argv []string
+	dir  string
+	env  []string
+}
+
+// exitInfo is how a command ended: its shell's wait status when known; err
+// an infrastructure failure.
+type exitInfo struct {
+	status syscall.WaitStatus
+	known  bool
+	err    error
+}
+
+// active is the supervisor Run starts commands through; nil starts them
+// directly.
+var active atomic.Pointer[Supervisor]
+
+// Use routes every later Run through s (nil: direct starts). cmd/xcsh
+// calls it once at start-up.
+func Use(s *Supervisor) { active.Store(s) }
+
+// launch starts sp with out as its stdout and stderr, through s when it is
+// not nil. The command is
+// aborted when ctx ends; the channel delivers once its group is gone.
+func launch(ctx context.Context, s *Supervisor, sp spec, out io.Writer) (<-chan exitInfo, error) {
+	if s != nil {
+		ch, err, fellBack := s.launch(ctx, sp, out)
+		if !fellBack {
+			return ch, err
 		}
 	}
-	return res, nil
+	return launchDirect(ctx, sp, out)
+}
+
+// launchDirect starts the shell as a child of the agent. Cancellation
+// interrupts the whole group; if the shell is still there Grace later,
+// Wait kills it and cuts its pipes, and the reaper then kills the rest of
+// the group. WaitDelay also bounds how long a grandchild holding the
+// output pipe keeps Wait waiting after the shell exited on its own.
+func launchDirect(ctx context.Context, sp spec, out io.Writer) (<-chan exitInfo, error) {
+	cmd := exec.CommandContext(ctx, sp.path)
+	cmd.Args = sp.argv
+	cmd.Dir = sp.dir
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.Env = sp.env
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Cancel = func() error {
+		groups.signal(cmd.Process.Pid, syscall.SIGTERM)
+		return nil
+	}
+	cmd.WaitDelay = Grace
+	pgid, _, err := groups.start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	// The reaper owns the group from here: it waits for the shell, kills
+	// what is left of the group and unregisters it.
+	ended := make(chan exitInfo, 1)
+	go func() {
+		err := cmd.Wait()
+		groups.finish(pgid)
+		ex := exitInfo{}
+		if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+			ex.status, ex.known = st, true
+		}
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
+			ex.err = err
+		}
+		ended <- ex
+	}()
+	return ended, nil
 }
 
 // Shell implements engine.Shell for the RPC bash command: 300 s timeout,
@@ -266,7 +313,7 @@ func (s Shell) Exec(ctx context.Context, command string) (engine.BashResult, err
 	if err != nil {
 		return engine.BashResult{}, err
 	}
-	out := engine.BashResult{Output: r.Output, Truncated: r.Truncated, TotalLines: r.TotalLines, TotalBytes: r.TotalBytes}
+	out := engine.BashResult{Output: r.Output, Truncated: r.Truncated, TotalLines: r.TotalLines, TotalBytes: r.TotalBytes, WorkingDir: s.Cwd}
 	switch {
 	case r.TimedOut:
 		out.Cancelled = true

@@ -7,16 +7,43 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
 
-func TestRunExitCodeAndCombinedOutput(t *testing.T) {
+// testSup is the supervisor the "supervised" subtests start commands
+// through: this test binary re-executed in supervisor mode (TestMain).
+var testSup = NewSupervisor(SupervisorConfig{Log: os.Stderr, Required: true})
+
+func TestMain(m *testing.M) {
+	if IsSupervisor(os.Args) {
+		os.Exit(SupervisorMain())
+	}
+	code := m.Run()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = testSup.Close(ctx)
+	cancel()
+	os.Exit(code)
+}
+
+// modes runs f once with direct starts and once through the supervisor,
+// in parallel; o carries the choice into Run.
+func modes(t *testing.T, f func(t *testing.T, o Options)) {
+	t.Helper()
 	t.Parallel()
+	t.Run("direct", func(t *testing.T) { t.Parallel(); f(t, Options{direct: true}) })
+	t.Run("supervised", func(t *testing.T) { t.Parallel(); f(t, Options{via: testSup}) })
+}
+
+func TestRunExitCodeAndCombinedOutput(t *testing.T) { modes(t, testRunExitCodeAndCombinedOutput) }
+
+func testRunExitCodeAndCombinedOutput(t *testing.T, o Options) {
 	dir := t.TempDir()
-	r, err := Run(context.Background(), "echo out; echo err >&2; pwd; echo $PAGER $FOO; exit 3", Options{Cwd: dir, Env: map[string]string{"FOO": "bar"}})
+	o.Cwd, o.Env = dir, map[string]string{"FOO": "bar"}
+	r, err := Run(context.Background(), "echo out; echo err >&2; pwd; echo $PAGER $FOO; exit 3", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +56,13 @@ func TestRunExitCodeAndCombinedOutput(t *testing.T) {
 	}
 }
 
-func TestRunTimeout(t *testing.T) {
-	t.Parallel()
+func TestRunTimeout(t *testing.T) { modes(t, testRunTimeout) }
+
+func testRunTimeout(t *testing.T, o Options) {
 	// The timeout is long enough that bash has printed "started" before it
 	// fires, even on a loaded machine (200 ms once raced bash's start-up).
-	r, err := Run(context.Background(), "echo started; sleep 30", Options{Timeout: 2 * time.Second})
+	o.Timeout = 2 * time.Second
+	r, err := Run(context.Background(), "echo started; sleep 30", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +88,16 @@ func pgGone(t *testing.T, pgid int) {
 	}
 }
 
-func TestCancelKillsTheWholeGroup(t *testing.T) {
-	t.Parallel()
+func TestCancelKillsTheWholeGroup(t *testing.T) { modes(t, testCancelKillsTheWholeGroup) }
+
+func testCancelKillsTheWholeGroup(t *testing.T, o Options) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Result)
 	go func() {
-		r, _ := Run(ctx, "echo $$ > pid; (sleep 1000; echo never) & sleep 1000 & wait", Options{Cwd: dir})
+		o.Cwd = dir
+		r, _ := Run(ctx, "echo $$ > pid; (sleep 1000; echo never) & sleep 1000 & wait", o)
 		done <- r
 	}()
 	var pid int
@@ -89,9 +120,11 @@ func TestCancelKillsTheWholeGroup(t *testing.T) {
 	pgGone(t, pid) // bash is the group leader: its pid is the pgid
 }
 
-func TestBoundedMemoryForHugeOutput(t *testing.T) {
-	t.Parallel()
-	r, err := Run(context.Background(), "yes 0123456789 | head -c 20000000", Options{MaxBytes: 1024})
+func TestBoundedMemoryForHugeOutput(t *testing.T) { modes(t, testBoundedMemoryForHugeOutput) }
+
+func testBoundedMemoryForHugeOutput(t *testing.T, o Options) {
+	o.MaxBytes = 1024
+	r, err := Run(context.Background(), "yes 0123456789 | head -c 20000000", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,19 +136,19 @@ func TestBoundedMemoryForHugeOutput(t *testing.T) {
 	}
 }
 
-func TestOnOutputNeverAfterReturn(t *testing.T) {
-	t.Parallel()
+func TestOnOutputNeverAfterReturn(t *testing.T) { modes(t, testOnOutputNeverAfterReturn) }
+
+func testOnOutputNeverAfterReturn(t *testing.T, o Options) {
 	var calls, after atomic.Int32
 	var returned atomic.Bool
-	_, err := Run(context.Background(), "for i in 1 2 3 4 5; do echo $i; sleep 0.02; done", Options{
-		Interval: time.Millisecond,
-		OnOutput: func(string) {
-			calls.Add(1)
-			if returned.Load() {
-				after.Add(1)
-			}
-		},
-	})
+	o.Interval = time.Millisecond
+	o.OnOutput = func(string) {
+		calls.Add(1)
+		if returned.Load() {
+			after.Add(1)
+		}
+	}
+	_, err := Run(context.Background(), "for i in 1 2 3 4 5; do echo $i; sleep 0.02; done", o)
 	returned.Store(true)
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +175,9 @@ func TestShellBashResult(t *testing.T) {
 // The throttle has a leading edge (the first output shows at once, even
 // with a long interval) and a trailing edge (the last burst shows even
 // when the command then goes quiet).
-func TestOnOutputLeadingAndTrailingEdges(t *testing.T) {
-	t.Parallel()
+func TestOnOutputLeadingAndTrailingEdges(t *testing.T) { modes(t, testOnOutputLeadingAndTrailingEdges) }
+
+func testOnOutputLeadingAndTrailingEdges(t *testing.T, o Options) {
 	dir := t.TempDir()
 	got := make(chan string, 16)
 	done := make(chan struct{})
@@ -152,8 +186,8 @@ func TestOnOutputLeadingAndTrailingEdges(t *testing.T) {
 		// "one" then, in the same interval, "two"; then quiet until the
 		// test has seen both.
 		cmd := "echo one; echo two; while [ ! -e seen ]; do sleep 0.01; done"
-		if _, err := Run(context.Background(), cmd, Options{Cwd: dir, Interval: 30 * time.Millisecond,
-			OnOutput: func(s string) { got <- s }}); err != nil {
+		o.Cwd, o.Interval, o.OnOutput = dir, 30*time.Millisecond, func(s string) { got <- s }
+		if _, err := Run(context.Background(), cmd, o); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -192,59 +226,77 @@ func readPid(t *testing.T, path string) int {
 // shell is the group leader, so the pid it writes is the pgid.
 const termIgnoring = `trap "" TERM; echo $$ > pid; sleep 60`
 
-// Abort returns at once even when the child ignores SIGTERM: the SIGKILL
-// that follows Grace later does not hold the caller, and the group is
-// still killed and reaped in the background. The test makes the grace an
-// hour, so the group is certainly alive when Run returns: Run returning
-// at all shows it did not wait for the kill, with no bound on the time
-// (before the fix it waited Grace every time). The test kills the group
-// itself.
-func TestCancelReturnsAtOnceWhenChildIgnoresTerm(t *testing.T) {
-	t.Parallel()
+// Abort ends a group that ignores SIGTERM with SIGKILL after Grace, and
+// Run returns only then: nothing it reported ended is still running
+// (through the supervisor the group is gone when Run returns; started
+// directly, it has had SIGKILL and is reaped in the background).
+func TestCancelKillsTermIgnoringGroupAfterGrace(t *testing.T) {
+	modes(t, testCancelKillsTermIgnoringGroupAfterGrace)
+}
+
+func testCancelKillsTermIgnoringGroupAfterGrace(t *testing.T, o Options) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Result)
 	go func() {
-		r, _ := Run(ctx, termIgnoring, Options{Cwd: dir, grace: time.Hour})
+		o.Cwd = dir
+		r, _ := Run(ctx, termIgnoring+" & echo $! > child; wait", o)
 		done <- r
 	}()
 	pgid := readPid(t, filepath.Join(dir, "pid"))
+	child := readPid(t, filepath.Join(dir, "child"))
 	start := time.Now()
 	cancel()
 	r := <-done
-	t.Logf("abort returned after %v", time.Since(start))
+	took := time.Since(start)
+	t.Logf("abort returned after %v", took)
+	// A failure guard, not a measure: typically Grace plus a few ms.
+	// Only the lower bound is checked: Run must not return before the
+	// group was given its grace; a busy machine may take longer.
+	if took < Grace {
+		t.Fatalf("abort took %v (grace %v)", took, Grace)
+	}
 	if !r.Cancelled || r.Exited {
 		t.Fatalf("got %+v", r)
 	}
-	if err := syscall.Kill(-pgid, 0); err != nil {
-		t.Fatalf("the group was gone when Run returned (%v): Run waited for the kill", err)
-	}
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	if o.via != nil {
+		for _, p := range []int{-pgid, child} {
+			if err := syscall.Kill(p, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Fatalf("%d still there when Run returned: %v", p, err)
+			}
+		}
 	}
 	pgGone(t, pgid)
-	waitCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
-	defer stop()
-	if err := Wait(waitCtx); err != nil {
-		t.Fatalf("reapers still running: %v", err)
-	}
 }
 
 // KillAll kills every running group at once, however its members treat
 // SIGTERM, and Wait then sees them reaped. Not parallel: KillAll would
 // kill the other tests' commands.
 func TestKillAllKillsRunningGroups(t *testing.T) {
+	t.Run("direct", func(t *testing.T) { testKillAll(t, Options{direct: true}) })
+	t.Run("supervised", func(t *testing.T) {
+		Use(testSup)
+		defer Use(nil)
+		testKillAll(t, Options{})
+	})
+}
+
+func testKillAll(t *testing.T, o Options) {
 	dirs := []string{t.TempDir(), t.TempDir()}
 	done := make(chan Result, len(dirs))
 	for _, dir := range dirs {
 		go func() {
-			r, _ := Run(context.Background(), termIgnoring, Options{Cwd: dir})
+			o := o
+			o.Cwd = dir
+			// The escaped child leaves the group: only the supervisor kills it.
+			r, _ := Run(context.Background(), "setsid sleep 60 & echo $! > escaped; "+termIgnoring, o)
 			done <- r
 		}()
 	}
-	var pgids []int
+	var pgids, escaped []int
 	for _, dir := range dirs {
 		pgids = append(pgids, readPid(t, filepath.Join(dir, "pid")))
+		escaped = append(escaped, readPid(t, filepath.Join(dir, "escaped")))
 	}
 	KillAll()
 	for range dirs {
@@ -258,12 +310,43 @@ func TestKillAllKillsRunningGroups(t *testing.T) {
 			t.Fatal("Run did not return after KillAll")
 		}
 	}
-	for _, pgid := range pgids {
-		pgGone(t, pgid)
-	}
 	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
 	if err := Wait(ctx); err != nil {
 		t.Fatalf("reapers still running: %v", err)
 	}
+	for _, pgid := range pgids {
+		pgGone(t, pgid)
+	}
+	if o.direct {
+		for _, p := range escaped {
+			_ = syscall.Kill(p, syscall.SIGKILL) // not ours to promise
+		}
+		return
+	}
+	for _, p := range escaped {
+		if err := syscall.Kill(p, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Fatalf("escaped child %d alive after KillAll and Wait: %v", p, err)
+		}
+	}
 }
+
+// logBuf is a concurrency-safe log sink.
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *logBuf) lines() int { return strings.Count(l.String(), "\n") }

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/sessionfile"
+	"github.com/xcsh-go/xcsh/rpc/oneshot"
+)
+
+// maxPipedStdin bounds what print and json modes read from a piped stdin
+// (the RPC line cap's size).
+const maxPipedStdin = 64 << 20
+
+// runOneShot runs print mode (-p) or json mode: the prompts are the
+// arguments, the first one preceded by piped stdin as the family merges
+// it. Exit status: 0, 1 when the run failed (the error on stderr), 128+n
+// after signal n (the run aborted first).
+func runOneShot(ctx context.Context, mode string, lean bool, args []string, a *agentSetup, stdin io.Reader, stdout, stderr io.Writer) error {
+	for _, arg := range args {
+		if strings.HasPrefix(arg, "@") {
+			return &exitError{2, "Error: @file arguments are not supported; pipe the file in (xcsh -p \"prompt\" < file)"}
+		}
+	}
+	prompts := append([]string(nil), args...)
+	if piped(stdin) {
+		b, err := io.ReadAll(io.LimitReader(stdin, maxPipedStdin+1))
+		if err != nil {
+			return &exitError{2, "Error: reading stdin: " + err.Error()}
+		}
+		if len(b) > maxPipedStdin {
+			return &exitError{2, fmt.Sprintf("Error: piped stdin is over %d MiB", maxPipedStdin>>20)}
+		}
+		if len(b) > 0 {
+			if len(prompts) == 0 {
+				prompts = []string{string(b)}
+			} else {
+				prompts[0] = string(b) + prompts[0]
+			}
+		}
+	}
+	if len(prompts) == 0 {
+		return &exitError{2, fmt.Sprintf(`Error: no prompt: give one as an argument (xcsh %s "prompt") or pipe it in`, modeFlag(mode))}
+	}
+	front := oneshot.New(oneshot.Options{JSON: mode == "json", Lean: lean, Header: headerLine(a), Out: stdout, Log: stderr})
+	sess := a.start(front, nil, stderr)
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case sig := <-sigs:
+			cancel(signalError{sig.(syscall.Signal)})
+		case <-ctx.Done():
+		}
+	}()
+	if a.ext != nil {
+		a.ext.Begin()
+	}
+	err := front.Run(ctx, sess, prompts, nil)
+	stopExtensions(a.ext, stderr)
+	killChildren()
+	closed := make(chan struct{})
+	go func() { sess.CloseStore(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(time.Second):
+	}
+	var se signalError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return &exitError{128 + int(se.sig), ""}
+	case errors.Is(err, oneshot.ErrOutput):
+		fmt.Fprintln(stderr, "xcsh:", err)
+	}
+	return &exitError{1, ""} // the front has said why on stderr
+}
+
+// piped reports whether stdin is a pipe or a file (not a terminal, not
+// absent), as the family decides whether to read it.
+func piped(stdin io.Reader) bool {
+	if stdin == nil {
+		return false
+	}
+	fi, err := os.Stdin.Stat()
+	if err != nil {
+		return false
+	}
+	return fi.Mode()&os.ModeCharDevice == 0 && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular())
+}
+
+func modeFlag(mode string) string {
+	if mode == "json" {
+		return "--mode json"
+	}
+	return "-p"
+}
+
+// headerLine is the session header json mode starts with: the file's, or
+// one for an in-memory session.
+func headerLine(a *agentSetup) []byte {
+	h := sessionfile.Header{ID: a.cfg.SessionID, Timestamp: a.cfg.Clock.NowMillis()}
+	switch {
+	case a.ss.loaded != nil:
+		h = a.ss.loaded.Header
+	case a.ss.store != nil:
+		h = a.ss.store.Header()
+	default:
+		h.Version = sessionfile.Version
+		if cwd, err := os.Getwd(); err == nil {
+			h.Cwd = cwd
+		}
+	}
+	return h.AppendJSON(nil)
+}
+
+var _ engine.Sink = (*oneshot.Front)(nil)

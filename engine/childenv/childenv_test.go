@@ -1,0 +1,36 @@
+package childenv
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestFilterDropsNamesKeepsExtras(t *testing.T) {
+	Reset()
+	t.Cleanup(Reset)
+	Drop("ANTHROPIC_API_KEY", "", "MY_KEY")
+	base := []string{"PATH=/bin", "ANTHROPIC_API_KEY=sk-1", "MY_KEY=x", "MY_KEY_NOT=y", "NOEQUALS"}
+	got := Filter(base, "MY_KEY=chosen", "TERM=dumb")
+	want := []string{"PATH=/bin", "MY_KEY_NOT=y", "NOEQUALS", "MY_KEY=chosen", "TERM=dumb"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	if d := Dropped(); !slices.Equal(d, []string{"ANTHROPIC_API_KEY", "MY_KEY"}) {
+		t.Fatalf("dropped %q", d)
+	}
+}
+
+func TestEnvironReadsTheProcessEnvironment(t *testing.T) {
+	Reset()
+	t.Cleanup(Reset)
+	t.Setenv("XCSH_CHILDENV_TEST_KEY", "secret")
+	if !slices.Contains(Environ(), "XCSH_CHILDENV_TEST_KEY=secret") {
+		t.Fatal("variable missing before Drop")
+	}
+	Drop("XCSH_CHILDENV_TEST_KEY")
+	for _, kv := range Environ() {
+		if kv == "XCSH_CHILDENV_TEST_KEY=secret" {
+			t.Fatal("dropped variable still there")
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xcsh-go/xcsh/engine/tools/sandbox"
+)
+
+// The file tools keep to the sandbox's rules on the resolved path: write
+// and edit inside the workspace (new directories included), never outside
+// it, whether named directly, by .. or through a symlink; read stays open.
+func TestFileToolsInSandbox(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(tree(t, map[string]string{"ws/in.txt": "hello", "out/secret.txt": "keep"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, out := filepath.Join(base, "ws"), filepath.Join(base, "out")
+	for link, target := range map[string]string{"escape": out, "linkfile": filepath.Join(out, "secret.txt")} {
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{Cwd: ws, Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{ws}}}
+	w, e, r := NewWrite(o), NewEdit(o), NewRead(o)
+
+	if res := call(t, w, `{"path":"new/dir/f.txt","content":"x"}`); res.IsError {
+		t.Fatalf("write inside: %s", text(res))
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "new", "dir", "f.txt")); string(b) != "x" {
+		t.Fatalf("content %q", b)
+	}
+	if res := call(t, e, `{"edits":[{"path":"in.txt","old_text":"hello","new_text":"bye"}]}`); res.IsError {
+		t.Fatalf("edit inside: %s", text(res))
+	}
+	for _, args := range []string{
+		`{"path":"` + filepath.Join(out, "a.txt") + `","content":"x"}`,
+		`{"path":"../out/b.txt","content":"x"}`,
+		`{"path":"escape/c.txt","content":"x"}`,
+		`{"path":"escape/deep/d.txt","content":"x"}`,
+		`{"path":"linkfile","content":"x"}`,
+	} {
+		res := call(t, w, args)
+		if !res.IsError || !strings.Contains(text(res), "the sandbox (workspace-write) denies writing outside the workspace") {
+			t.Fatalf("write %s: %s", args, text(res))
+		}
+	}
+	res := call(t, e, `{"edits":[{"path":"linkfile","old_text":"keep","new_text":"lost"}]}`)
+	if !res.IsError || !strings.Contains(text(res), "workspace-write") {
+		t.Fatalf("edit through a link: %s", text(res))
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 1 {
+		t.Fatalf("written outside: %v", entries)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "secret.txt")); string(b) != "keep" {
+		t.Fatalf("outside file changed: %q", b)
+	}
+	if res := call(t, r, `{"path":"linkfile"}`); res.IsError || !strings.Contains(text(res), "keep") {
+		t.Fatalf("read is not confined: %s", text(res))
+	}
+
+	ro := Options{Cwd: ws, Sandbox: &sandbox.Policy{Mode: sandbox.ReadOnly}}
+	if res := call(t, NewWrite(ro), `{"path":"in.txt","content":"x"}`); !res.IsError || !strings.Contains(text(res), "the sandbox (read-only) denies every write") {
+		t.Fatalf("read-only write: %s", text(res))
+	}
+}
+
+// A bash command the kernel refused gets a note naming the sandbox rule.
+func TestBashNoteInSandbox(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	o := Options{Cwd: ws, Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{ws}}}
+	res := call(t, NewBash(o), `{"command":"echo 'touch: cannot touch /x: Permission denied'; exit 1"}`)
+	if !strings.HasSuffix(text(res), "[Sandbox: the sandbox (workspace-write) denies writes outside "+ws+". A denial above may come from it: ask the user before working around it.]") {
+		t.Fatalf("got %q", text(res))
+	}
+	res = call(t, NewBash(Options{Cwd: ws}), `{"command":"echo Permission denied"}`)
+	if strings.Contains(text(res), "Sandbox") {
+		t.Fatalf("note without a sandbox: %q", text(res))
+	}
+}
