@@ -31,6 +31,7 @@
 //	{"flood": "ui.confirm", "params": {...}, "count": 200, "as": "f"}  count calls at once; $f.refused counts the refusals
 //	{"file": "path", "write": "text"}                   append a line to a file
 //	{"writepid": "ext.pid"}                              write the extension's process id to a file
+//	{"env": ["NAME", ...], "as": "e"}                    $e.NAME is the variable's value in the extension ("" unset)
 //
 // Strings are templates: "${event.input.command}" is a path into the
 // event ("event") or a variable set with "as"; a string that is exactly one
@@ -275,6 +276,13 @@ func (r *runner) do(c *extkit.Context, actions []Action, event any) (any, error)
 			}
 			wg.Wait()
 			r.set(str("as"), map[string]any{"refused": refused.Load()})
+		case a["env"] != nil:
+			v, _ := get("env")
+			vals := map[string]any{}
+			for _, name := range strs(v) {
+				vals[name] = os.Getenv(name)
+			}
+			r.set(str("as"), vals)
 		case a["writepid"] != nil:
 			_ = os.WriteFile(str("writepid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 		case a["file"] != nil:
