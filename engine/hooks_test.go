@@ -22,6 +22,7 @@ type fakeHooks struct {
 	toolResult func(ToolCallHook, ToolResult) ToolResult
 	userBash   func(string) *BashResult
 	switching  func(SwitchHook) bool
+	compact    func(CompactHook) CompactDecision
 	commands   []SlashCommand
 }
 
@@ -46,6 +47,8 @@ func (f *fakeHooks) Has(h Hook) bool {
 		ok = f.switching != nil
 	case HookCommands:
 		ok = f.commands != nil
+	case HookBeforeCompact:
+		ok = f.compact != nil
 	}
 	if !ok {
 		f.mu.Lock()
@@ -86,6 +89,31 @@ func (f *fakeHooks) ToolResult(_ context.Context, c ToolCallHook, r ToolResult) 
 func (f *fakeHooks) UserBash(_ context.Context, cmd string) *BashResult { return f.userBash(cmd) }
 func (f *fakeHooks) BeforeSwitch(_ context.Context, sw SwitchHook) bool { return f.switching(sw) }
 func (f *fakeHooks) Commands() []SlashCommand                           { return f.commands }
+func (f *fakeHooks) BeforeCompact(_ context.Context, c CompactHook) CompactDecision {
+	return f.compact(c)
+}
+
+// The compaction's two calls reach the hooks (the compaction itself is
+// not in this build yet).
+func TestCompactionHookPoints(t *testing.T) {
+	t.Parallel()
+	h := &fakeHooks{compact: func(c CompactHook) CompactDecision {
+		return CompactDecision{Cancel: c.Reason == "manual"}
+	}}
+	s := startSession(t, Config{Provider: textReply("x"), Hooks: h})
+	if d := s.beforeCompact(context.Background(), CompactHook{Reason: "manual"}); !d.Cancel {
+		t.Fatal("not cancelled")
+	}
+	s.Call(func() { s.compacted(&Compaction{Summary: "s"}, false) })
+	if New(Config{}).beforeCompact(context.Background(), CompactHook{}).Cancel {
+		t.Fatal("a session without hooks cancelled")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.observed) != 1 || h.observed[0] != "session_compact" {
+		t.Fatalf("observed %v", h.observed)
+	}
+}
 
 // requestLog is a provider that answers "ok" and records each request.
 type requestLog struct {

@@ -30,6 +30,7 @@ var hookBits = map[engine.Hook]uint64{
 	engine.HookBeforeSwitch:          bitBeforeSwitch,
 	engine.HookBeforeFork:            bitBeforeFork,
 	engine.HookCommands:              bitCommands,
+	engine.HookBeforeCompact:         bitBeforeCompact,
 }
 
 // Has implements engine.Hooks: one atomic load.
@@ -355,6 +356,46 @@ func (h *Host) BeforeSwitch(ctx context.Context, sw engine.SwitchHook) bool {
 	return cancel
 }
 
+// BeforeCompact implements engine.Hooks: the first extension that cancels
+// wins; else the first that supplies a compaction gives its summary.
+func (h *Host) BeforeCompact(ctx context.Context, c engine.CompactHook) engine.CompactDecision {
+	var d engine.CompactDecision
+	h.ask(ctx, bitBeforeCompact, "session_before_compact", func(o *obj) {
+		o.str("reason", c.Reason).val("tokensBefore", c.TokensBefore)
+		if c.CustomInstructions != "" {
+			o.str("customInstructions", c.CustomInstructions)
+		}
+	}, func(raw json.RawMessage) (bool, error) {
+		var r struct {
+			Cancel     bool `json:"cancel"`
+			Compaction *struct {
+				Summary          string          `json:"summary"`
+				FirstKeptEntryID string          `json:"firstKeptEntryId"`
+				Details          json.RawMessage `json:"details"`
+			} `json:"compaction"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return false, err
+		}
+		if r.Cancel {
+			d = engine.CompactDecision{Cancel: true}
+			return true, nil
+		}
+		if r.Compaction != nil {
+			if r.Compaction.Summary == "" {
+				return false, errors.New(`"compaction" without a "summary"`)
+			}
+			d = engine.CompactDecision{Summary: r.Compaction.Summary, FirstKeptEntryID: r.Compaction.FirstKeptEntryID}
+			if r.Compaction.Details != nil && string(r.Compaction.Details) != "null" {
+				d.Details = compact(r.Compaction.Details)
+			}
+			return true, nil
+		}
+		return false, nil
+	})
+	return d
+}
+
 // Observe implements engine.Hooks: on the executor, it only queues.
 func (h *Host) Observe(ev engine.SessionEvent) {
 	switch ev.Kind {
@@ -381,6 +422,14 @@ func (h *Host) Observe(ev engine.SessionEvent) {
 			o.val("previousModel", ev.Previous)
 		}
 		h.notify(bitModelSelect, "model_select", o.str("source", ev.Source).bytes())
+	case engine.SessionCompact:
+		if ev.Compaction == nil || len(h.live(bitSessionCompact)) == 0 {
+			return
+		}
+		c := ev.Compaction
+		o := newObj("session_compact", h.currentSession()).str("summary", c.Summary).
+			str("firstKeptEntryId", c.FirstKeptEntryID).val("tokensBefore", c.TokensBefore).boolean("fromExtension", ev.FromExtension)
+		h.notify(bitSessionCompact, "session_compact", o.bytes())
 	case engine.ThinkingSelect:
 		o := newObj("thinking_level_select", h.currentSession()).str("level", string(ev.Level)).str("previousLevel", string(ev.PreviousLevel))
 		h.notify(bitThinkingSelect, "thinking_level_select", o.bytes())

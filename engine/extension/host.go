@@ -45,6 +45,9 @@ type Options struct {
 	// without the provider keys: see cmd/xcsh); nil: the agent's own.
 	Env   []string
 	Flags map[string]string // --extension-flag values, sent in initialize
+	// HasUI says whether a host answers dialogs (RPC mode); without one a
+	// dialog resolves to its default at once.
+	HasUI bool
 	Clock engine.Clock
 	Log   io.Writer // stderr: the extensions' stderr and the host's notes
 	// QueueBytes bounds what may wait to be written to one extension
@@ -246,7 +249,7 @@ func (h *Host) start(ctx context.Context, e *ext, sessionID, sessionFile string)
 		flags = map[string]string{}
 	}
 	params, _ := json.Marshal(initParams{ProtocolVersion: jsonrpc.Version, Agent: agentInfo{"xcsh", h.opts.Version},
-		Cwd: h.opts.Cwd, SessionID: sessionID, SessionFile: sessionFile, HasUI: true, Flags: flags})
+		Cwd: h.opts.Cwd, SessionID: sessionID, SessionFile: sessionFile, HasUI: h.opts.HasUI, Flags: flags})
 	raw, err := e.request(ctx, "initialize", params, e.handshakeDeadline())
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)

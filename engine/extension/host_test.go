@@ -465,3 +465,20 @@ func TestHandshakeFailuresAreReportedAfterBegin(t *testing.T) {
 }
 
 var _ = io.Discard
+
+// The compaction hook (the compaction is not in this build yet): an
+// extension cancels a manual compaction and supplies the summary of an
+// automatic one.
+func TestBeforeCompactHook(t *testing.T) {
+	t.Parallel()
+	r := start(t, nil, 0, `{"name":"compact","on":{"session_before_compact":[
+	  {"when":"\"reason\":\"manual\"","run":[{"return":{"cancel":true}}]},
+	  {"run":[{"return":{"compaction":{"summary":"kept by the extension (${event.tokensBefore} tokens)","details":{"by":"ext"}}}}]}]}}`)
+	if d := r.h.BeforeCompact(context.Background(), engine.CompactHook{Reason: "manual"}); !d.Cancel {
+		t.Fatalf("manual: %+v", d)
+	}
+	d := r.h.BeforeCompact(context.Background(), engine.CompactHook{Reason: "auto", TokensBefore: 1200})
+	if d.Cancel || d.Summary != "kept by the extension (1200 tokens)" || string(d.Details) != `{"by":"ext"}` {
+		t.Fatalf("auto: %+v", d)
+	}
+}
