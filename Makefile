@@ -37,6 +37,7 @@ bench:
 	# the file tools' sandbox check (< 50 us).
 	$(GO) test -run '^$$' -bench 'BashRoundTrip|BashFirstCommand|Start' -benchtime 50x ./cmd/xcsh/ ./engine/tools/shellexec/
 	$(GO) test -run '^$$' -bench 'OpenDir' -benchtime 20000x ./engine/tools/sandbox/
+	$(GO) test -run '^$$' -bench 'MCPToolRoundTrip' -benchmem -benchtime 3000x ./engine/mcp/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

@@ -60,6 +60,21 @@
 //
 // # Where features plug in
 //
+// A prompt's text passes the input stages (commands.go) before it becomes
+// a user message: extension commands and the extension input hook will
+// take their places before the expansion of skills and templates
+// (expandCommand). Session.Commands is the one listing of the slash
+// commands a host may offer, from the CommandSources of the configuration
+// (extensions) and of the resources.
+//
+// The resources (instruction files, skills, templates) are read on their
+// own goroutine once Loop starts (Config.LoadResources) and installed on
+// the executor; Ready is closed then, and the fronts handle no command
+// before it, so a prompt sent right after ready finds its template while
+// ready itself waits for no disk. Tools that change at run time (one MCP
+// server each) are tool groups (SetToolGroup); before each model call the
+// run lets the ToolSources settle, so the call offers what they know of.
+//
 // After agent_end the run goroutine asks the post-run stages, in order
 // (postStage: retry first; auto-compaction and todo reminders after it),
 // for more work; the first that asks gets it, as a postRun with its own

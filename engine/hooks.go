@@ -53,10 +53,11 @@ type Hooks interface {
 	// BeforeCompact may cancel a compaction or supply its summary (the
 	// compaction calls it through Session.beforeCompact).
 	BeforeCompact(ctx context.Context, c CompactHook) CompactDecision
-	// Commands lists the slash commands the handlers add; a prompt that
-	// names one ("/name args") runs it instead of a model call. It is
-	// called on the executor and must not block.
-	Commands() []SlashCommand
+	// RunCommand runs the slash command name (one the handlers list, with
+	// Source CommandExtension, through a CommandSource in Config.Commands)
+	// with the prompt's arguments, instead of a model call. It may take as
+	// long as it needs; ctx ends when the session shuts down.
+	RunCommand(ctx context.Context, name, args string)
 }
 
 // Hook names a point of the session's life that Hooks may handle.
@@ -187,14 +188,6 @@ const (
 	SessionCompact  = "session_compact"
 )
 
-// SlashCommand is a command a prompt may name ("/name args"): Run is
-// called on its own goroutine with the arguments, instead of a model call,
-// and may take as long as it needs (ctx ends when the session closes).
-type SlashCommand struct {
-	Name, Description, Source string
-	Run                       func(ctx context.Context, args string)
-}
-
 // ErrSwitchCancelled: a hook cancelled a session change (the fronts answer
 // cancelled:true, as the original does).
 var ErrSwitchCancelled = errorString("cancelled by an extension")
@@ -237,27 +230,33 @@ func (s *Session) observe(ev SessionEvent) {
 	}
 }
 
-// slashCommand finds the command a prompt's text names: "/name" or
-// "/name args". ok is false when the text names none.
-func (s *Session) slashCommand(text string) (cmd SlashCommand, args string, ok bool) {
+// extensionCommand finds the extension command a prompt's text names
+// ("/name" or "/name args"), as Commands lists it (first source wins).
+// ok is false when the text names none. (actor)
+func (s *Session) extensionCommand(text string) (name, args string, ok bool) {
 	if !strings.HasPrefix(text, "/") || !s.has(HookCommands) {
-		return SlashCommand{}, "", false
+		return "", "", false
 	}
-	name, args, _ := strings.Cut(text[1:], " ")
+	name, args = splitCommand(text[1:])
 	if name == "" {
-		return SlashCommand{}, "", false
+		return "", "", false
 	}
-	for _, c := range s.cfg.Hooks.Commands() {
+	for _, c := range s.Commands() {
 		if c.Name == name {
-			return c, strings.TrimSpace(args), true
+			return name, strings.TrimSpace(args), c.Source == CommandExtension
 		}
 	}
-	return SlashCommand{}, "", false
+	return "", "", false
 }
 
-// runCommand runs a slash command on its own goroutine, cancelled when the
-// session shuts down (ActCommand). (actor)
-func (s *Session) runCommand(cmd SlashCommand, args string) {
+// runExtensionCommand is the first input step (commands.go): a prompt
+// naming an extension command runs it, on its own goroutine (cancelled
+// when the session shuts down: ActCommand), and is consumed. (actor)
+func (s *Session) runExtensionCommand(in Input) (Input, bool) {
+	name, args, ok := s.extensionCommand(in.Text)
+	if !ok {
+		return in, false
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	remove := s.acts.add(ActCommand, cancel)
 	s.wg.Add(1)
@@ -265,15 +264,7 @@ func (s *Session) runCommand(cmd SlashCommand, args string) {
 		defer s.wg.Done()
 		defer cancel(nil)
 		defer remove()
-		cmd.Run(ctx, args)
+		s.cfg.Hooks.RunCommand(ctx, name, args)
 	}()
-}
-
-// Commands lists the slash commands a prompt may name (get_commands).
-// (actor)
-func (s *Session) Commands() []SlashCommand {
-	if !s.has(HookCommands) {
-		return nil
-	}
-	return s.cfg.Hooks.Commands()
+	return in, true
 }

@@ -23,7 +23,8 @@ type fakeHooks struct {
 	userBash   func(string) *BashResult
 	switching  func(SwitchHook) bool
 	compact    func(CompactHook) CompactDecision
-	commands   []SlashCommand
+	commands   []SlashCommand // listed as a CommandSource
+	ran        chan string    // RunCommand: "name args"
 }
 
 func (f *fakeHooks) Has(h Hook) bool {
@@ -89,6 +90,8 @@ func (f *fakeHooks) ToolResult(_ context.Context, c ToolCallHook, r ToolResult) 
 func (f *fakeHooks) UserBash(_ context.Context, cmd string) *BashResult { return f.userBash(cmd) }
 func (f *fakeHooks) BeforeSwitch(_ context.Context, sw SwitchHook) bool { return f.switching(sw) }
 func (f *fakeHooks) Commands() []SlashCommand                           { return f.commands }
+func (f *fakeHooks) Expand(name, args string) (string, bool)            { return "", false }
+func (f *fakeHooks) RunCommand(_ context.Context, name, args string)    { f.ran <- name + " " + args }
 func (f *fakeHooks) BeforeCompact(_ context.Context, c CompactHook) CompactDecision {
 	return f.compact(c)
 }
@@ -410,18 +413,16 @@ func TestBeforeSwitchCancelsAndSessionEventsAreObserved(t *testing.T) {
 
 func TestSlashCommandsRunAndCannotBeQueued(t *testing.T) {
 	t.Parallel()
-	ran := make(chan string, 1)
-	h := &fakeHooks{commands: []SlashCommand{{Name: "hello", Source: "extension",
-		Run: func(ctx context.Context, args string) { ran <- args }}}}
+	h := &fakeHooks{commands: []SlashCommand{{Name: "hello", Source: CommandExtension}}, ran: make(chan string, 1)}
 	p := &requestLog{}
-	s := startSession(t, Config{Provider: p, Hooks: h})
+	s := startSession(t, Config{Provider: p, Hooks: h, Commands: []CommandSource{h}})
 	s.Call(func() {
 		if err := s.Prompt("/hello big world", PromptOptions{}); err != nil {
 			t.Error(err)
 		}
 	})
-	if args := <-ran; args != "big world" {
-		t.Fatalf("args %q", args)
+	if got := <-h.ran; got != "hello big world" {
+		t.Fatalf("ran %q", got)
 	}
 	var steerErr, followErr error
 	s.Call(func() {

@@ -233,6 +233,9 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 		for more || len(pending) > 0 {
 			var req *Request
 			var msgs []Message
+			// Tools that change on their own (MCP servers starting, a
+			// changed tool list) are in place before the request is built.
+			s.settleTools(ctx)
 			s.Call(func() {
 				if !firstTurn {
 					s.emit(TurnStart{})

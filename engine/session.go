@@ -41,8 +41,20 @@ type Config struct {
 	// Exporter renders export_html; nil fails it like an in-memory session.
 	Exporter Exporter
 	// RebuildPrompt makes the system prompt for a new tool set
-	// (SetHostTools); nil keeps the prompt as it is.
-	RebuildPrompt func(tools []Tool) string
+	// (SetHostTools, SetToolGroup) and for the resources once they are
+	// read; nil keeps the prompt as it is.
+	RebuildPrompt func(PromptParts) string
+	// LoadResources reads the user's setup (instruction files, skills,
+	// prompt templates). Loop runs it once on its own goroutine; the
+	// session installs the result and then opens Ready. nil: no resources,
+	// ready at once.
+	LoadResources func(ctx context.Context) Resources
+	// Commands are slash-command sources listed and expanded before the
+	// resources' templates and skills (extension commands).
+	Commands []CommandSource
+	// ToolSources own tool groups that change on their own (MCP servers);
+	// a run lets them settle before each model call.
+	ToolSources []ToolSource
 	// AnnounceName asks the host to show the session's name as its title
 	// when it is set (pi's PI_RPC_EMIT_TITLE).
 	AnnounceName bool
@@ -126,6 +138,14 @@ type Session struct {
 	// are set in New; features plug in there, tests in front.
 	stages  []postStage
 	watches []streamWatch
+	// inputs are the steps a prompt's text takes before it becomes a user
+	// message (commands.go): set in New, in the family's order.
+	inputs []inputStage
+	// res are the resources read at start (setup.go), installed on the
+	// executor; ready is closed once they are.
+	res       Resources
+	ready     chan struct{}
+	setupOnce sync.Once
 }
 
 type queued struct {
@@ -174,6 +194,14 @@ func New(cfg Config) *Session {
 	// The post-run stages, in order. Auto-compaction and todo reminders
 	// take their places after retry (agent-core §6.2, §11.2).
 	s.stages = []postStage{s.retryStage}
+	// The input stages, in order. Extension commands and the extension
+	// input hook take their places before the expansion of skills and
+	// templates (extensions.md).
+	s.inputs = []inputStage{s.expandCommand}
+	s.ready = make(chan struct{})
+	if cfg.LoadResources == nil {
+		close(s.ready)
+	}
 	if cfg.Model != nil {
 		s.set.thinking = cfg.Thinking.Clamp(*cfg.Model, cfg.ThinkingLevel)
 	}
@@ -182,7 +210,10 @@ func New(cfg Config) *Session {
 
 // Loop runs the executor's own goroutine until Stop is called: it drains functions
 // that were queued while another was running (see serial).
-func (s *Session) Loop() { s.exec.loop(s.stop) }
+func (s *Session) Loop() {
+	s.setupOnce.Do(s.startSetup)
+	s.exec.loop(s.stop)
+}
 
 // Stop ends Loop. Call it only when the session is idle (see WhenIdle).
 func (s *Session) Stop() { close(s.stop) }
@@ -271,30 +302,45 @@ type PromptOptions struct {
 	// hook ran (busy, no model): Prompt has returned nil by then. nil
 	// drops it.
 	Failed func(error)
+	// Taken, if set, is called on the executor once the prompt has left
+	// its input steps (started, queued, consumed or failed): at once,
+	// or after the Input hook. A front that keeps its input in order holds
+	// what follows the prompt until then (rpc does).
+	Taken func()
+}
+
+func (o PromptOptions) taken() {
+	if o.Taken != nil {
+		o.Taken()
+	}
 }
 
 // Prompt starts a run with a user message, or queues it when a run is
-// active and opts say how. A text that names a slash command runs the
-// command instead, even during a run. When the Input hook is wanted, the
-// text goes through it first, on a goroutine of the prompt, and the
-// session counts as busy meanwhile; what follows then reports its failure
-// through opts.Failed. (actor)
+// active and opts say how. The text first takes the input steps of
+// commands.go, in the family's order: a slash command of an extension runs
+// instead (even during a run: the prompt is consumed); the Input hook, when
+// wanted, sees it (on a goroutine of the prompt: the session counts as busy
+// meanwhile, and what follows reports its failure through opts.Failed);
+// then a skill or template it names is expanded. opts.Taken, if set, is
+// called once all that is over. (actor)
 func (s *Session) Prompt(text string, opts PromptOptions) error {
-	if cmd, args, ok := s.slashCommand(text); ok {
-		s.runCommand(cmd, args)
+	in := Input{Text: text, Images: opts.Images}
+	if _, handled := s.runExtensionCommand(in); handled {
+		opts.taken()
 		return nil
 	}
 	if s.has(HookInput) {
-		s.promptHooked(text, opts)
+		s.promptHooked(in, opts)
 		return nil
 	}
-	return s.prompt(text, opts.Images, opts)
+	defer opts.taken()
+	return s.promptInput(in, opts)
 }
 
 // promptHooked passes a prompt through the Input hook off the executor,
 // then goes on with what it decided. The hook's wait is a run activity:
 // abort ends it, and the prompt is dropped. (actor)
-func (s *Session) promptHooked(text string, opts PromptOptions) {
+func (s *Session) promptHooked(in Input, opts PromptOptions) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	remove := s.acts.add(ActRun, cancel)
 	s.preparing++
@@ -305,31 +351,41 @@ func (s *Session) promptHooked(text string, opts PromptOptions) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		res := s.cfg.Hooks.Input(ctx, InputHook{Text: text, Images: opts.Images, Source: source})
+		res := s.cfg.Hooks.Input(ctx, InputHook{Text: in.Text, Images: in.Images, Source: source})
 		aborted := ctx.Err() != nil
 		remove()
 		cancel(nil)
 		s.Call(func() {
 			s.preparing--
 			defer s.releaseIdle()
+			defer opts.taken()
 			if aborted || res.Action == InputHandled {
 				return
 			}
-			images := opts.Images
 			if res.Action == InputTransform {
-				text = res.Text
+				in.Text = res.Text
 				if res.Images != nil {
-					images = res.Images
+					in.Images = res.Images
 				}
 			}
-			if err := s.prompt(text, images, opts); err != nil && opts.Failed != nil {
+			if err := s.promptInput(in, opts); err != nil && opts.Failed != nil {
 				opts.Failed(err)
 			}
 		})
 	}()
 }
 
-// prompt is Prompt after the Input hook. (actor)
+// promptInput is Prompt past the extensions' steps: the remaining input
+// stages (expansion), then the prompt itself. (actor)
+func (s *Session) promptInput(in Input, opts PromptOptions) error {
+	in, handled := s.prepareInput(in)
+	if handled {
+		return nil
+	}
+	return s.prompt(in.Text, in.Images, opts)
+}
+
+// prompt starts a run with a prepared text, or queues it. (actor)
 func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions) error {
 	msg := s.userMessage(text, images)
 	if !s.idle() {
@@ -355,22 +411,26 @@ func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions)
 }
 
 // Steer queues a steering message (delivered at the next turn boundary).
-// A text naming a slash command fails with a *CommandQueueError. (actor)
+// A text naming an extension's slash command fails with a
+// *CommandQueueError; a skill or template it names is expanded, as the
+// original does. (actor)
 func (s *Session) Steer(text string, images []ContentBlock) error {
-	if cmd, _, ok := s.slashCommand(text); ok {
-		return &CommandQueueError{Name: cmd.Name}
+	if name, _, ok := s.extensionCommand(text); ok {
+		return &CommandQueueError{Name: name}
 	}
-	s.enqueue(&s.steering, s.userMessage(text, images))
+	in, _ := s.expandCommand(Input{Text: text, Images: images})
+	s.enqueue(&s.steering, s.userMessage(in.Text, in.Images))
 	return nil
 }
 
 // FollowUp queues a follow-up (delivered when the run would stop), with
-// Steer's rule for slash commands. (actor)
+// Steer's rules. (actor)
 func (s *Session) FollowUp(text string, images []ContentBlock) error {
-	if cmd, _, ok := s.slashCommand(text); ok {
-		return &CommandQueueError{Name: cmd.Name}
+	if name, _, ok := s.extensionCommand(text); ok {
+		return &CommandQueueError{Name: name}
 	}
-	s.enqueue(&s.followUps, s.userMessage(text, images))
+	in, _ := s.expandCommand(Input{Text: text, Images: images})
+	s.enqueue(&s.followUps, s.userMessage(in.Text, in.Images))
 	return nil
 }
 

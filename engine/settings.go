@@ -90,9 +90,7 @@ func (s *Session) SetTools(tools []Tool) {
 // set_host_tools does. (actor)
 func (s *Session) SetActiveTools(tools []Tool) {
 	s.SetTools(tools)
-	if s.cfg.RebuildPrompt != nil {
-		s.SetSystemPrompt(s.cfg.RebuildPrompt(s.set.tools))
-	}
+	s.rebuildPrompt()
 }
 
 // SetSystemPrompt replaces the system prompt from the next model call.

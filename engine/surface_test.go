@@ -329,7 +329,7 @@ func TestSetHostToolsChecks(t *testing.T) {
 	t.Parallel()
 	builtin := &namedTool{name: "read"}
 	s := startSession(t, Config{Provider: textReply("x"), Tools: []Tool{builtin},
-		RebuildPrompt: func(ts []Tool) string { return fmt.Sprintf("%d tools", len(ts)) }})
+		RebuildPrompt: func(p PromptParts) string { return fmt.Sprintf("%d tools", len(p.Tools)) }})
 	obj := []byte(`{"type":"object"}`)
 	for _, tc := range []struct {
 		defs []HostToolDef

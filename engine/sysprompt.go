@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -17,58 +15,17 @@ type SystemPromptOptions struct {
 	Custom string // replaces the built-in base text when non-empty
 	Append string // appended after everything else
 	// Context are project and user instruction files, in the order they
-	// are shown (see LoadContextFiles).
+	// are shown (engine/resources reads them).
 	Context []ContextFile
+	// Skills are listed for the model to read when a task matches; only
+	// when a read tool is offered, as in the original.
+	Skills []PromptSkill
 }
 
 // ContextFile is an instruction file included in the system prompt.
 type ContextFile struct {
 	Path    string
 	Content string
-}
-
-// contextNames are the instruction files looked for in each directory,
-// in order.
-var contextNames = []string{"AGENTS.md", "CLAUDE.md"}
-
-// LoadContextFiles finds the user-level AGENTS.md/CLAUDE.md under agentDir,
-// then the project ones from the repository root (the nearest directory
-// with .git, else the filesystem root) down to cwd, so the most specific
-// instructions come last. read reads a file (cmd wires engine/safefile's
-// capped reader, so a FIFO or /dev/zero named AGENTS.md cannot block or
-// exhaust the start); files it cannot read are skipped.
-func LoadContextFiles(cwd, agentDir string, read func(path string) ([]byte, error)) []ContextFile {
-	var out []ContextFile
-	add := func(dir string) {
-		for _, name := range contextNames {
-			p := filepath.Join(dir, name)
-			b, err := read(p)
-			if err != nil || len(strings.TrimSpace(string(b))) == 0 {
-				continue
-			}
-			out = append(out, ContextFile{Path: p, Content: string(b)})
-		}
-	}
-	if agentDir != "" {
-		add(agentDir)
-	}
-	var dirs []string
-	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
-		dirs = append(dirs, d)
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			break
-		}
-		if parent := filepath.Dir(d); parent == d {
-			// No repository: only the working directory itself counts, so
-			// files in unrelated parents (a home directory) do not leak in.
-			dirs = dirs[:1]
-			break
-		}
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		add(dirs[i])
-	}
-	return out
 }
 
 // BuildSystemPrompt returns the effective system prompt: a concise base
@@ -90,10 +47,15 @@ func BuildSystemPrompt(o SystemPromptOptions) string {
 		}
 	}
 	if len(o.Context) > 0 {
-		b.WriteString("\n# Project context\n")
+		// The original's section: heading, one line, then each file under
+		// its path, the most general first.
+		b.WriteString("\n# Project Context\n\nProject-specific instructions and guidelines:\n")
 		for _, c := range o.Context {
 			fmt.Fprintf(&b, "\n## %s\n\n%s\n", c.Path, strings.TrimRight(c.Content, "\n"))
 		}
+	}
+	if len(o.Skills) > 0 && hasTool(o.Tools, "read") {
+		writeSkills(&b, o.Skills)
 	}
 	date := time.UnixMilli(o.Now).UTC().Format("2006-01-02")
 	fmt.Fprintf(&b, "\nWorking directory: %s\nDate: %s\nOS: %s\n", o.Cwd, date, o.OS)
@@ -103,6 +65,37 @@ func BuildSystemPrompt(o SystemPromptOptions) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// writeSkills lists the skills in the Agent Skills format the original
+// uses: names, descriptions and the file to read, never the content
+// (progressive disclosure).
+func writeSkills(b *strings.Builder, skills []PromptSkill) {
+	b.WriteString("\nThe following skills provide specialized instructions for specific tasks.\n")
+	b.WriteString("Use the read tool to load a skill's file when the task matches its description.\n")
+	b.WriteString("Relative paths inside a skill file are resolved from the skill directory (parent of SKILL.md).\n\n")
+	b.WriteString("<available_skills>\n")
+	for _, sk := range skills {
+		b.WriteString("  <skill>\n")
+		fmt.Fprintf(b, "    <name>%s</name>\n", escapeXML(sk.Name))
+		fmt.Fprintf(b, "    <description>%s</description>\n", escapeXML(sk.Description))
+		fmt.Fprintf(b, "    <location>%s</location>\n", escapeXML(sk.Path))
+		b.WriteString("  </skill>\n")
+	}
+	b.WriteString("</available_skills>\n")
+}
+
+var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
+
+func escapeXML(s string) string { return xmlEscaper.Replace(s) }
+
+func hasTool(tools []Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 func firstLine(s string) string {

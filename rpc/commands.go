@@ -45,7 +45,8 @@ var handlers = map[string]handler{
 	"get_session_stats":       (*Server).cmdGetSessionStats,
 	"get_messages_page":       (*Server).cmdGetMessagesPage,
 	"get_commands":            (*Server).cmdGetCommands,
-	"get_available_commands":  (*Server).cmdGetCommands,
+	"get_available_commands":  (*Server).cmdGetAvailableCommands,
+	"get_mcp_servers":         (*Server).cmdGetMCPServers,
 	"new_session":             (*Server).cmdNewSession,
 	"switch_session":          (*Server).cmdSwitchSession,
 	"branch":                  (*Server).cmdBranch,
@@ -108,7 +109,10 @@ func (s *Server) parsePrompt(c *command) (*promptArgs, bool) {
 }
 
 // cmdPrompt acknowledges at once; a failure to start comes as a second
-// response with the same id, always after the success frame.
+// response with the same id, always after the success frame. The input
+// behind the prompt waits (holdPassing) until the prompt has left its
+// input steps: at once, or once an extension's input hook has answered,
+// so a piped "prompt, prompt" keeps its order.
 func (s *Server) cmdPrompt(c *command) {
 	a, ok := s.parsePrompt(c)
 	if !ok {
@@ -116,7 +120,7 @@ func (s *Server) cmdPrompt(c *command) {
 	}
 	s.ok(c, nil)
 	opts := engine.PromptOptions{Images: images(a.Images), StreamingBehavior: a.StreamingBehavior,
-		Failed: func(err error) { s.fail(c, err) }}
+		Failed: func(err error) { s.fail(c, err) }, Taken: c.later()}
 	if err := s.sess.Prompt(*a.Message, opts); err != nil {
 		s.fail(c, err)
 	}
@@ -140,11 +144,10 @@ func (s *Server) cmdAbortAndPrompt(c *command) {
 	release := c.later()
 	s.sess.Abort(func() {
 		s.ok(c, nil)
-		opts := engine.PromptOptions{Images: images(a.Images), Failed: func(err error) { s.fail(c, err) }}
+		opts := engine.PromptOptions{Images: images(a.Images), Failed: func(err error) { s.fail(c, err) }, Taken: release}
 		if err := s.sess.Prompt(*a.Message, opts); err != nil {
 			s.fail(c, err)
 		}
-		release()
 	})
 }
 

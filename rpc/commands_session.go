@@ -18,24 +18,6 @@ func (s *Server) cmdGetForkMessages(c *command) {
 
 func (s *Server) cmdGetSessionStats(c *command) { s.okJSON(c, s.sess.Stats()) }
 
-// cmdGetCommands answers the slash commands a host may offer (pi's
-// get_commands, omp's get_available_commands): those of the session's
-// extensions, in pi's shape {name, description, source}.
-func (s *Server) cmdGetCommands(c *command) {
-	type info struct {
-		Name        string `json:"name"`
-		Description string `json:"description,omitempty"`
-		Source      string `json:"source"`
-	}
-	list := []info{}
-	for _, cmd := range s.sess.Commands() {
-		list = append(list, info{cmd.Name, cmd.Description, cmd.Source})
-	}
-	s.okJSON(c, struct {
-		Commands []info `json:"commands"`
-	}{list})
-}
-
 const (
 	defaultPageLimit = 100
 	maxPageLimit     = 10000

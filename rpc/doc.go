@@ -16,8 +16,10 @@
 // a command, the envelope's type and id included, is read by one rule,
 // JSON.parse's: exact names, the last duplicate wins (jsonread.go).
 //
-// The inbox is the one queue of input and decides its order: the
-// dispatcher pops the oldest item and feeds it to the session's serial
+// The inbox is the one queue of input and decides its order. The
+// dispatcher starts once the session is ready (engine.Session.Ready: its
+// resources read, after the ready frame was written); then it pops the
+// oldest item and feeds it to the session's serial
 // executor, except while a command holds the input behind it until it has
 // answered (the holds table): abort lets get_state, the preemptive frames
 // and replies through while its run winds down; the commands that switch,

@@ -80,6 +80,7 @@ var preempt = map[string][]engine.ActivityKind{
 // run winds down; the verbs that switch, write or rename a session hold
 // everything, so the commands after them see their result.
 var holds = map[string]hold{
+	"prompt":           holdPassing,
 	"abort":            holdPassing,
 	"abort_and_prompt": holdPassing,
 	"new_session":      holdAll,
@@ -257,6 +258,11 @@ func (s *Server) readLoop(in io.Reader) {
 // may block (a full executor queue, a stalled stdout), so the reader never
 // does.
 func (s *Server) dispatchLoop() {
+	// The first command waits for the session's resources (templates,
+	// skills, context files), read in the background after ready was
+	// written: a prompt sent at once still finds its template. Preemptive
+	// frames and replies act on the reader meanwhile.
+	<-s.sess.Ready()
 	for {
 		it, release, ok := s.in.pop()
 		if !ok {

@@ -67,6 +67,12 @@ func startBenchRaw(b *testing.B, env []string, args ...string) *benchProc {
 	b.Helper()
 	cmd := exec.Command(buildBenchBinary(b), append([]string{"--mode", "rpc"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "XCSH_DETERMINISTIC=1"), env...)
+	return startCmd(b, cmd)
+}
+
+// startCmd starts cmd with its stdin and stdout piped.
+func startCmd(b *testing.B, cmd *exec.Cmd) *benchProc {
+	b.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

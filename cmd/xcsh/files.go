@@ -39,12 +39,6 @@ func textOrFile(flag, v string, stderr io.Writer) string {
 	return v
 }
 
-// readContextFile reads an AGENTS.md or CLAUDE.md under the same rule,
-// capped at 4 MiB (engine.LoadContextFiles skips what it cannot read).
-func readContextFile(path string) ([]byte, error) {
-	return safefile.ReadFile(path, maxContextFileBytes)
-}
-
 // loadSession is sessionfile.Load with room for the session in the heap.
 // The default soft limit (defaultMemoryLimit) is meant to bound garbage;
 // a session larger than it kept the collector running without pause while

@@ -11,6 +11,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/extension/extkit"
 	"github.com/xcsh-go/xcsh/engine/extension/exttest"
+	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
@@ -20,6 +21,7 @@ import (
 // TestMain lets testscript install this test binary as commands on the
 // scripts' $PATH: "xcsh" is the real program; "jsonl-echo" is the harness's
 // stand-in for an RPC server, which the harness_* scenarios drive;
+// "mcp-test-server" is the MCP server of the mcp_* scenarios (stdio);
 // "xcsh-testext" is the scripted extension of the ext_* scenarios
 // (engine/extension/exttest: the extension a plan file describes).
 func TestMain(m *testing.M) {
@@ -27,9 +29,10 @@ func TestMain(m *testing.M) {
 	// in every scenario (a post from the executor panics there).
 	engine.CheckReentry(true)
 	testscript.Main(m, map[string]func(){
-		"xcsh":         main,
-		"jsonl-echo":   rpctest.EchoMain,
-		"xcsh-testext": exttest.Main,
+		"xcsh":            main,
+		"jsonl-echo":      rpctest.EchoMain,
+		"mcp-test-server": mcptest.Main,
+		"xcsh-testext":    exttest.Main,
 		// The Go example of docs/examples/extensions, as its main builds it.
 		"xcsh-ext-wordcount": func() { os.Exit(extkit.Run(wordcount.Extension())) },
 	})
@@ -48,6 +51,9 @@ func TestScripts(t *testing.T) {
 		env.Setenv("XCSH_EXAMPLES", filepath.Join(root, "docs", "examples", "extensions"))
 		// The live check talks to a real Ollama only when asked to; other
 		// scenarios never see the developer's OLLAMA_HOST.
+		// The third-party MCP server of mcp_npm_server_everything, when
+		// .ci/run installed it (else the scenario runs it through npx).
+		env.Setenv("XCSH_MCP_EVERYTHING", mcpEverything())
 		if liveOllama() {
 			for _, k := range []string{"OLLAMA_HOST", "XCSH_LIVE_OLLAMA_MODEL"} {
 				env.Setenv(k, os.Getenv(k))
@@ -56,12 +62,16 @@ func TestScripts(t *testing.T) {
 		return nil
 	})
 	p.Condition = func(cond string) (bool, error) {
-		if cond == "live-ollama" {
+		switch cond {
+		case "live-ollama":
 			return liveOllama(), nil
+		case "mcp-everything-installed":
+			return mcpEverything() != "", nil
 		}
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
 	p.Cmds["apiserver"] = apiServerCmd
+	p.Cmds["mcpserver"] = mcpServerCmd
 	p.Cmds["render"] = renderCmd
 	testscript.Run(t, p)
 }
@@ -184,4 +194,43 @@ func renderCmd(ts *testscript.TestScript, neg bool, args []string) {
 
 func liveOllama() bool {
 	return os.Getenv("OLLAMA_HOST") != "" && os.Getenv("XCSH_LIVE_OLLAMA_MODEL") != ""
+}
+
+// mcpServerCmd starts the MCP test server over streamable HTTP in this
+// process and sets $NAME to its URL; with TOKEN, requests must carry
+// "Authorization: Bearer TOKEN".
+//
+//	mcpserver http NAME [TOKEN]
+func mcpServerCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 || args[0] != "http" {
+		ts.Fatalf("usage: mcpserver http NAME [TOKEN]")
+	}
+	token := ""
+	if len(args) == 3 {
+		token = args[2]
+	}
+	url, stop := mcptest.NewHTTP(token)
+	ts.Defer(stop)
+	ts.Setenv(args[1], url)
+}
+
+// mcpEverything is the entry point of the npm "everything" MCP server:
+// $XCSH_MCP_EVERYTHING, else where .ci/run installs it, else "".
+func mcpEverything() string {
+	if p := os.Getenv("XCSH_MCP_EVERYTHING"); p != "" {
+		return p
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		cache = filepath.Join(home, ".cache")
+	}
+	p := filepath.Join(cache, "xcsh-ci", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }

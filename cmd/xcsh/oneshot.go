@@ -70,6 +70,7 @@ func runOneShot(ctx context.Context, mode string, lean bool, args []string, a *a
 	}
 	err := front.Run(ctx, sess, prompts, nil)
 	stopExtensions(a.ext, stderr)
+	a.closeMCP()
 	killChildren()
 	closed := make(chan struct{})
 	go func() { sess.CloseStore(); close(closed) }()

@@ -17,6 +17,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/export"
 	"github.com/xcsh-go/xcsh/engine/extension"
+	"github.com/xcsh-go/xcsh/engine/mcp"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
@@ -83,11 +84,15 @@ type options struct {
 	maxLineBytes                                    int
 	print, listModels                               bool
 	procs                                           procFlags // procs: keys and sandbox (supervise.go)
-	extensions, extensionFlags                      []string
-	noExtensions                                    bool
+	// The user's setup (resources.go): context files, skills, templates
+	// and MCP servers.
+	noContextFiles, noSkills, noTemplates, noMCP bool
+	skills, templates, mcpConfigs                []string
+	extensions, extensionFlags                   []string
+	noExtensions                                 bool
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
-	noTitle, noSkills, noRules, noLSP, noMCP, noPTY, allowHome bool
-	providerSessionID                                          string
+	noTitle, noRules, noLSP, noPTY, allowHome bool
+	providerSessionID                         string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -171,6 +176,13 @@ and keys; architecture.md: how it is built).`,
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
 	addProcFlags(f, &o.procs) // procs: supervise.go
+	f.BoolVar(&o.noContextFiles, "no-context-files", false, "do not read AGENTS.md / CLAUDE.md into the system prompt")
+	f.BoolVar(&o.noSkills, "no-skills", false, "do not discover skills (--skill paths are still read)")
+	f.StringArrayVar(&o.skills, "skill", nil, "a skill file or directory of skills to load (repeatable)")
+	f.BoolVar(&o.noTemplates, "no-prompt-templates", false, "do not discover prompt templates (--prompt-template paths are still read)")
+	f.StringArrayVar(&o.templates, "prompt-template", nil, "a prompt template file or directory to load (repeatable)")
+	f.BoolVar(&o.noMCP, "no-mcp", false, "do not start MCP servers")
+	f.StringArrayVar(&o.mcpConfigs, "mcp-config", nil, "an MCP configuration file ({\"mcpServers\":{…}}) to read first (repeatable)")
 	f.StringArrayVarP(&o.extensions, "extension", "e", nil, "run this extension (an executable, or a directory with extension.json); repeatable")
 	f.StringArrayVar(&o.extensionFlags, "extension-flag", nil, "NAME=VALUE passed to every extension in its handshake; repeatable")
 	f.BoolVar(&o.noExtensions, "no-extensions", false, "do not discover extensions (--extension paths still run)")
@@ -178,8 +190,8 @@ and keys; architecture.md: how it is built).`,
 		p    *bool
 		name string
 	}{
-		{&o.noTitle, "no-title"}, {&o.noSkills, "no-skills"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
-		{&o.noMCP, "no-mcp"}, {&o.noPTY, "no-pty"}, {&o.allowHome, "allow-home"},
+		{&o.noTitle, "no-title"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
+		{&o.noPTY, "no-pty"}, {&o.allowHome, "allow-home"},
 	} {
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
 	}
@@ -245,6 +257,9 @@ type agentSetup struct {
 	ms  *modelSetup
 	// sandbox is get_state.sandbox; nil when off.
 	sandbox *engine.SandboxState
+	// mcp runs the MCP servers (nil with --no-mcp); started with the
+	// session, closed when the front is done.
+	mcp *mcp.Manager
 	// ext runs the session's extensions; nil when there are none (then
 	// nothing of the extension machinery exists in the session).
 	ext *extension.Host
@@ -330,19 +345,21 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	extHost, extTools := setupExtensions(o, cwd, active, ss.id, ss.file, clock, stderr)
 	active = append(active, extTools...)
 	var hooks engine.Hooks
+	var commands []engine.CommandSource
 	if extHost != nil {
-		hooks = extHost
+		// Its commands come first in every listing, as in the family.
+		hooks, commands = extHost, []engine.CommandSource{extHost}
 	}
 	promptOpts := engine.SystemPromptOptions{
 		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
 		Custom: textOrFile("--system-prompt", o.systemPrompt, stderr), Append: textOrFile("--append-system-prompt", o.appendSystemPrompt, stderr),
-		Context: engine.LoadContextFiles(cwd, sessionfile.AgentDir(os.Getenv), readContextFile),
 	}
 	sysPrompt := engine.BuildSystemPrompt(promptOpts)
-	// set_host_tools rebuilds the prompt for the new tool set.
-	rebuildPrompt := func(tools []engine.Tool) string {
+	// The resources, once read, and every change of the tool set
+	// (set_host_tools, MCP servers) rebuild the prompt.
+	rebuildPrompt := func(p engine.PromptParts) string {
 		po := promptOpts
-		po.Tools = tools
+		po.Tools, po.Context, po.Skills = p.Tools, p.Context, p.Skills
 		return engine.BuildSystemPrompt(po)
 	}
 
@@ -350,16 +367,21 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	if policy != nil {
 		gate = policy.gate
 	}
+	mcpServers := mcpManager(o, cwd, os.Getenv, clock, stderr)
+	var toolSources []engine.ToolSource
+	if mcpServers != nil {
+		toolSources = append(toolSources, mcpServers)
+	}
 	cfg := engine.Config{
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
 		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
-		RebuildPrompt: rebuildPrompt, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
+		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), ToolSources: toolSources, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
-		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Hooks: hooks, Log: stderr,
+		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Hooks: hooks, Commands: commands, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
 	}
-	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, ext: extHost,
+	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, mcp: mcpServers, ext: extHost,
 		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
 }
 
@@ -386,7 +408,19 @@ func (a *agentSetup) start(sink engine.Sink, host engine.HostLink, stderr io.Wri
 			}
 		})
 	}
+	if a.mcp != nil {
+		// In the background, once the session is ready (its resources
+		// read): a front's first frame never waits for a server.
+		a.mcp.Start(sess, sess.Ready())
+	}
 	return sess
+}
+
+// closeMCP stops the MCP servers (after the front is done).
+func (a *agentSetup) closeMCP() {
+	if a.mcp != nil {
+		a.mcp.Close()
+	}
 }
 
 // runRPC serves the RPC protocol on stdin and stdout until stdin closes,
@@ -431,6 +465,7 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 
 	err := srv.Run(ctx, stdin)
 	stopExtensions(a.ext, stderr)
+	a.closeMCP()
 	killChildren()
 	// Make the session file durable. Bounded: after the shutdown grace ran
 	// out, the executor may still be held by the run that did not stop.

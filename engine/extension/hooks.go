@@ -17,7 +17,10 @@ import (
 // reported as extension_error and counts as "no change" for that
 // extension; the others still run. An extension that has died was already
 // reported once and is skipped.
-var _ engine.Hooks = (*Host)(nil)
+var (
+	_ engine.Hooks         = (*Host)(nil)
+	_ engine.CommandSource = (*Host)(nil)
+)
 
 var hookBits = map[engine.Hook]uint64{
 	engine.HookInput:                 bitInput,
@@ -442,25 +445,39 @@ func (h *Host) session() *engine.Session {
 	return h.sess
 }
 
-// Commands implements engine.Hooks: the live extensions' commands. Running
-// one asks its extension (command/run); a failure is reported as the
-// original reports it, extensionPath "command:<name>", event "command".
+// Commands implements engine.CommandSource (Config.Commands): the live
+// extensions' commands, in load order.
 func (h *Host) Commands() []engine.SlashCommand {
 	var out []engine.SlashCommand
 	for _, e := range h.live(bitCommands) {
 		for _, c := range e.commands {
-			e, name := e, c.Name
-			out = append(out, engine.SlashCommand{Name: name, Description: c.Description, Source: "extension",
-				Run: func(ctx context.Context, args string) {
-					params := newObj("command", h.currentSession()).str("name", name).str("args", args).bytes()
-					_, err := e.request(ctx, "command/run", params, 0)
-					if err != nil && ctx.Err() == nil && !errors.Is(err, errGone) {
-						h.report(engine.ExtensionError{ExtensionPath: "command:" + name, Event: "command", Error: errorText(err)})
-					}
-				}})
+			out = append(out, engine.SlashCommand{Name: c.Name, Description: c.Description, Source: engine.CommandExtension})
 		}
 	}
 	return out
+}
+
+// Expand implements engine.CommandSource: an extension command is run
+// (RunCommand), never expanded.
+func (h *Host) Expand(name, args string) (string, bool) { return "", false }
+
+// RunCommand implements engine.Hooks: the extension that offers name runs
+// it (command/run, no deadline); a failure is reported as the original
+// reports it, extensionPath "command:<name>", event "command".
+func (h *Host) RunCommand(ctx context.Context, name, args string) {
+	for _, e := range h.live(bitCommands) {
+		for _, c := range e.commands {
+			if c.Name != name {
+				continue
+			}
+			params := newObj("command", h.currentSession()).str("name", name).str("args", args).bytes()
+			_, err := e.request(ctx, "command/run", params, 0)
+			if err != nil && ctx.Err() == nil && !errors.Is(err, errGone) {
+				h.report(engine.ExtensionError{ExtensionPath: "command:" + name, Event: "command", Error: errorText(err)})
+			}
+			return
+		}
+	}
 }
 
 func sessionStartParams(reason, id, file, previous string) []byte {

@@ -181,7 +181,8 @@ func start(t *testing.T, host engine.HostLink, deadline time.Duration, plans ...
 		host = &autoHost{}
 	}
 	sess := engine.New(engine.Config{Provider: p, Model: &m, Tools: append(builtins, tools...), Hooks: h, Sink: h.Tap(out),
-		Host: host, Clock: engine.DeterministicEpoch, IDs: &engine.SequentialIDs{}, SessionID: "s1", Shell: echoShell{}})
+		Host: host, Clock: engine.DeterministicEpoch, IDs: &engine.SequentialIDs{}, SessionID: "s1", Shell: echoShell{},
+		Commands: []engine.CommandSource{h}})
 	h.Attach(sess)
 	done := make(chan struct{})
 	go func() { sess.Loop(); close(done) }()

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/mcp"
+	"github.com/xcsh-go/xcsh/engine/resources"
+	"github.com/xcsh-go/xcsh/engine/sessionfile"
+)
+
+// resourceLoader is the session's LoadResources: the context files,
+// skills and prompt templates the flags allow, read in the background
+// after ready; warnings go to stderr.
+func resourceLoader(o *options, cwd string, env func(string) string, stderr io.Writer) func(context.Context) engine.Resources {
+	opts := resources.Options{
+		Cwd: cwd, AgentDir: sessionfile.AgentDir(env), Home: home(env),
+		NoContext: o.noContextFiles, NoSkills: o.noSkills, NoTemplates: o.noTemplates,
+		SkillPaths: o.skills, TemplatePaths: o.templates, Log: stderr,
+	}
+	return func(context.Context) engine.Resources { return resources.Load(opts) }
+}
+
+// home is the user's home directory ($HOME first, as the agent dir does).
+func home(env func(string) string) string {
+	if h := env("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// mcpManager is the MCP client of the session, nil with --no-mcp. It reads
+// <agentDir>/mcp.json, .xcsh/mcp.json, .mcp.json and --mcp-config files
+// and starts their servers once Start is called, in the background.
+func mcpManager(o *options, cwd string, env func(string) string, clock engine.Clock, stderr io.Writer) *mcp.Manager {
+	if o.noMCP {
+		return nil
+	}
+	return mcp.New(mcp.Options{
+		Cwd: cwd, AgentDir: sessionfile.AgentDir(env), ConfigPaths: o.mcpConfigs,
+		Getenv: env, Clock: clock, Log: stderr, Version: version,
+	})
+}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fixedCommands is a CommandSource with one expansion per name.
+type fixedCommands map[string]string
+
+func (f fixedCommands) Commands() []SlashCommand {
+	var out []SlashCommand
+	for _, n := range []string{"review", "skill:x"} {
+		if _, ok := f[n]; ok {
+			out = append(out, SlashCommand{Name: n, Source: CommandPrompt})
+		}
+	}
+	return out
+}
+
+func (f fixedCommands) Expand(name, args string) (string, bool) {
+	t, ok := f[name]
+	return t + "|" + args, ok
+}
+
+// The resources arrive in the background: Ready opens once they are
+// installed, the prompt is rebuilt with them, and a prompt naming a
+// template is expanded; extension sources come first in the listing.
+func TestResourcesInstalledThenExpanded(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	var seen []string
+	var mu sync.Mutex
+	prov := funcProvider(func(ctx context.Context, req *Request, fn func(StreamEvent) error) error {
+		mu.Lock()
+		seen = append(seen, req.SystemPrompt+"/"+textOf(req.Messages[len(req.Messages)-1]))
+		mu.Unlock()
+		return textReply("ok")(ctx, req, fn)
+	})
+	s := startSession(t, Config{Provider: prov,
+		Commands: []CommandSource{fixedCommands{"skill:x": "ext"}},
+		LoadResources: func(context.Context) Resources {
+			<-gate
+			return Resources{Context: []ContextFile{{Path: "AGENTS.md"}}, Skills: []PromptSkill{{Name: "s"}},
+				Commands: fixedCommands{"review": "Review", "skill:x": "shadowed"}}
+		},
+		RebuildPrompt: func(p PromptParts) string {
+			return fmt.Sprintf("%d context, %d skills", len(p.Context), len(p.Skills))
+		}})
+	select {
+	case <-s.Ready():
+		t.Fatal("ready before the resources")
+	default:
+	}
+	close(gate)
+	<-s.Ready()
+	s.Call(func() {
+		if got := s.Commands(); len(got) != 2 || got[0].Name != "skill:x" || got[1].Name != "review" {
+			t.Errorf("commands %+v", got)
+		}
+		if err := s.Prompt("/review a b", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	waitIdle(s)
+	s.Call(func() {
+		if err := s.Prompt("/skill:x y", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	waitIdle(s)
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "1 context, 1 skills/Review|a b,1 context, 1 skills/ext|y"; strings.Join(seen, ",") != want {
+		t.Errorf("requests %q, want %q", seen, want)
+	}
+}
+
+// A tool group is replaced whole; a name another tool has is skipped;
+// groups sort by name between the session's own tools and host tools.
+func TestSetToolGroup(t *testing.T) {
+	t.Parallel()
+	s := startSession(t, Config{Provider: textReply("x"), Tools: []Tool{&namedTool{name: "read"}}})
+	obj := []byte(`{"type":"object"}`)
+	names := func() string {
+		var out []string
+		for _, t := range s.set.tools {
+			out = append(out, t.Name())
+		}
+		return strings.Join(out, ",")
+	}
+	s.Call(func() {
+		if _, err := s.SetHostTools([]HostToolDef{{Name: "host", Description: "d", Parameters: obj}}); err != nil {
+			t.Fatal(err)
+		}
+		if skipped := s.SetToolGroup("mcp:b", []Tool{&namedTool{name: "b1"}, &namedTool{name: "read"}, &namedTool{name: "host"}}); strings.Join(skipped, ",") != "read,host" {
+			t.Errorf("skipped %v", skipped)
+		}
+		s.SetToolGroup("mcp:a", []Tool{&namedTool{name: "a1"}, &namedTool{name: "b1"}})
+		if got := names(); got != "read,a1,b1,host" {
+			t.Errorf("tools %s", got)
+		}
+		s.SetToolGroup("mcp:b", []Tool{&namedTool{name: "b2"}})
+		if got := names(); got != "read,a1,b2,host" {
+			t.Errorf("after replace: %s", got)
+		}
+		if _, err := s.SetHostTools([]HostToolDef{{Name: "a1", Description: "d", Parameters: obj}}); err == nil {
+			t.Error("a host tool took an MCP tool's name")
+		}
+		s.SetToolGroup("mcp:a", nil)
+		if got := names(); got != "read,b2,host" {
+			t.Errorf("after removal: %s", got)
+		}
+	})
+}
+
+// textOf is a message's text blocks, concatenated.
+func textOf(m Message) string {
+	if u, ok := m.(*UserMessage); ok {
+		var b strings.Builder
+		for _, c := range u.Content {
+			b.WriteString(c.Text)
+		}
+		return b.String()
+	}
+	return ""
+}

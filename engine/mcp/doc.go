@@ -1,0 +1,37 @@
+// Package mcp is xcsh's Model Context Protocol client, on the official Go
+// SDK (github.com/modelcontextprotocol/go-sdk). It reads the servers a
+// user already configured for other agents (<agentDir>/mcp.json,
+// .xcsh/mcp.json, the de-facto project file .mcp.json, --mcp-config),
+// starts them in the background (stdio, streamable HTTP, SSE) and offers
+// their tools to the model as mcp__<server>__<tool>, one engine tool group
+// per server.
+//
+// # Lifecycle
+//
+// Start reads the configuration and connects every server on its own
+// goroutine, so the session's ready frame never waits for a server. A
+// connected server's tools are installed with Session.SetToolGroup on the
+// executor. Before each model call the run asks the Manager to settle
+// (engine.ToolSource): it waits, bounded, for servers still starting and
+// re-reads the tool list of a server that announced a change
+// (notifications/tools/list_changed) or that answered a call since (a
+// server changes its list while it handles a call, and its notification
+// may still be queued when the result arrives), so the call offers the
+// tools as they are.
+//
+// A call runs under the engine's cancellation (abort sends MCP's
+// notifications/cancelled, through the SDK) and a per-call timeout. A
+// server that exits during a call, or does not answer within the timeout
+// (it is then stopped), fails the call with an error the model sees; the
+// next call restarts it, at most once a minute on the engine's clock. An
+// elicitation request becomes a UI dialog (extension_ui_request in RPC
+// mode) through the session.
+//
+// # Secrets
+//
+// Values of headers, long values of env and whatever ${VAR} brings in are
+// secrets: they go to the server and nowhere else. Every text this package reports (status
+// errors, log lines, tool results) passes the redactor, which replaces
+// them with ***. Child processes get their environment from childEnv, the
+// one function that builds it.
+package mcp

@@ -1,0 +1,339 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
+)
+
+// TestMain doubles as the stdio test server: the tests start this binary
+// with MCPTEST_SERVE=1.
+func TestMain(m *testing.M) {
+	if os.Getenv("MCPTEST_SERVE") == "1" {
+		mcptest.Main()
+	}
+	os.Exit(m.Run())
+}
+
+func TestExpandVars(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"A": "x", "EMPTY": ""}
+	get := func(k string) string { return env[k] }
+	cases := []struct {
+		in, want string
+		missing  []string
+	}{
+		{"${A}-$A", "x-$A", nil},
+		{"${B:-def}", "def", nil},
+		{"${EMPTY:-d}", "d", nil},
+		{"${B}${C}", "", []string{"B", "C"}},
+		{"no vars", "no vars", nil},
+	}
+	for _, c := range cases {
+		got, miss := expandVars(c.in, get)
+		if got != c.want || !reflect.DeepEqual(miss, c.missing) {
+			t.Errorf("expandVars(%q) = %q %v, want %q %v", c.in, got, miss, c.want, c.missing)
+		}
+	}
+}
+
+func TestLoadConfigs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("proj/.mcp.json", `{"mcpServers":{"a":{"command":"run-a","args":["--key","${KEY}"],"env":{"TOKEN":"${TOKEN}"}},
+		"b":{"type":"http","url":"https://h/${MISSING}","headers":{"Authorization":"Bearer ${TOKEN}"}},
+		"c":{"type":"websocket","url":"x"}}}`)
+	write("proj/.xcsh/mcp.json", `{"mcpServers":{"a":{"command":"project-a","timeout":1500},"d":{"url":"https://d","disabled":true}}}`)
+	write("agent/mcp.json", `not json`)
+	env := map[string]string{"KEY": "k1", "TOKEN": "tok-secret"}
+	var warnings []string
+	cfgs := loadConfigs(Options{Cwd: filepath.Join(dir, "proj"), AgentDir: filepath.Join(dir, "agent")},
+		func(k string) string { return env[k] }, func(f string, a ...any) { warnings = append(warnings, f) })
+	byName := map[string]serverConfig{}
+	var names []string
+	for _, c := range cfgs {
+		names = append(names, c.Name)
+		byName[c.Name] = c
+	}
+	if strings.Join(names, ",") != "a,d,b,c" {
+		t.Fatalf("servers %v", names)
+	}
+	if a := byName["a"]; a.Command != "project-a" || a.Timeout != 1500*time.Millisecond {
+		t.Errorf("a: %+v", a)
+	}
+	if d := byName["d"]; !d.Disabled || d.Transport != "http" {
+		t.Errorf("d: %+v", d)
+	}
+	if b := byName["b"]; b.Problem != "environment variable not set: MISSING (in url)" || b.Headers["Authorization"] != "Bearer tok-secret" {
+		t.Errorf("b: %+v", b)
+	}
+	if a := cfgs[0]; a.Name != "a" || strings.Join(a.secrets, ",") != "" {
+		t.Errorf("project a: %+v", a)
+	}
+	if got := newRedactor(byName["b"].secrets).text("Bearer tok-secret"); got != "***" {
+		t.Errorf("b's secrets redact to %q", got)
+	}
+	if c := byName["c"]; !strings.Contains(c.Problem, "unknown type") {
+		t.Errorf("c: %+v", c)
+	}
+	if len(warnings) != 2 { // the shadowed "a", the invalid agent file
+		t.Errorf("warnings %q", warnings)
+	}
+}
+
+func TestRedactor(t *testing.T) {
+	t.Parallel()
+	r := newRedactor([]string{"Bearer abcdefgh1234", "abc", "on", "s3cr3t-value"})
+	got := r.text("header Bearer abcdefgh1234, token abcdefgh1234, s3cr3t-value, abc on")
+	if want := "header ***, token ***, ***, abc on"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if (redactor{}).text("x") != "x" {
+		t.Error("the empty redactor changed text")
+	}
+}
+
+func TestToolName(t *testing.T) {
+	t.Parallel()
+	if got := toolName("my server", "do.it"); got != "mcp__my_server__do_it" {
+		t.Errorf("got %q", got)
+	}
+	if got := toolName(strings.Repeat("s", 40), strings.Repeat("t", 40)); len(got) != 64 {
+		t.Errorf("len %d", len(got))
+	}
+}
+
+func TestFormFields(t *testing.T) {
+	t.Parallel()
+	fields := formFields(map[string]any{"type": "object", "properties": map[string]any{
+		"z": map[string]any{"type": "string"},
+		"b": map[string]any{"type": "boolean"},
+		"n": map[string]any{"type": "integer", "title": "Count"},
+		"e": map[string]any{"type": "string", "oneOf": []any{map[string]any{"const": "x", "title": "X"}}},
+	}, "required": []any{"n", "b"}})
+	var got []string
+	for _, f := range fields {
+		got = append(got, f.name+":"+f.typ+":"+strings.Join(f.enum, "|"))
+	}
+	if want := []string{"n:integer:", "b:boolean:", "e:string:x", "z:string:"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if v, ok := fields[0].value(engine.DialogReply{Value: " 42 "}); !ok || v != int64(42) {
+		t.Errorf("integer %v %v", v, ok)
+	}
+	if _, ok := fields[0].value(engine.DialogReply{Value: "many"}); ok {
+		t.Error("a word converted to an integer")
+	}
+}
+
+// fakeHost is a Host that runs functions at once and records the groups.
+type fakeHost struct {
+	mu      sync.Mutex
+	groups  map[string][]string
+	answers []engine.DialogReply
+	asked   []engine.DialogRequest
+}
+
+func (h *fakeHost) Call(fn func()) { fn() }
+
+func (h *fakeHost) SetToolGroup(group string, tools []engine.Tool) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.groups == nil {
+		h.groups = map[string][]string{}
+	}
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name())
+	}
+	h.groups[group] = names
+	return nil
+}
+
+func (h *fakeHost) Dialog(_ context.Context, req engine.DialogRequest) (engine.DialogReply, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.asked = append(h.asked, req)
+	if len(h.answers) == 0 {
+		return engine.DialogReply{Cancelled: true}, nil
+	}
+	r := h.answers[0]
+	h.answers = h.answers[1:]
+	return r, nil
+}
+
+// startManager runs a manager over a config naming this test binary as
+// the server "t"; extra adds to its env (`,"K":"V"`).
+func startManager(t testing.TB, clock engine.Clock, extra string) (*Manager, *fakeHost, *bytes.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"mcpServers":{"t":{"command":` + quoteJSON(exe) + `,"env":{"MCPTEST_SERVE":"1","MCP_TOKEN":"tok-12345"` + extra + `}}}}`
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	m := New(Options{Cwd: dir, Clock: clock, Log: &syncWriter{w: &log}, SettleWait: 20 * time.Second})
+	h := &fakeHost{}
+	m.Start(h, nil)
+	t.Cleanup(m.Close)
+	m.Settle(context.Background())
+	return m, h, &log
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// call runs the server's tool through the engine interface.
+func call(t *testing.T, m *Manager, name, args string) engine.ToolResult {
+	t.Helper()
+	for _, s := range m.servers {
+		tl := &tool{s: s, name: name, full: toolName(s.cfg.Name, name)}
+		res, err := tl.Run(context.Background(), engine.ToolCall{Arguments: []byte(args)}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	t.Fatal("no server")
+	return engine.ToolResult{}
+}
+
+func text(r engine.ToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// A crashed server is started again by a call once a minute has passed on
+// the engine's clock, not before.
+func TestRestartPacedByClock(t *testing.T) {
+	t.Parallel()
+	clock := engine.NewManualClock(1_000)
+	m, h, log := startManager(t, clock, "")
+	if got := h.groups["mcp:t"]; len(got) == 0 || got[0] != "mcp__t__crash" {
+		t.Fatalf("tools %v", got)
+	}
+	if got := text(call(t, m, "echo", `{"text":"a"}`)); got != "echo: a" {
+		t.Fatalf("echo: %q", got)
+	}
+	if r := call(t, m, "crash", `{}`); !r.IsError || !strings.Contains(text(r), "exited during the call") {
+		t.Fatalf("crash: %+v", r)
+	}
+	if r := call(t, m, "echo", `{"text":"b"}`); !strings.Contains(text(r), "next in 1m0s") {
+		t.Fatalf("before a minute: %q", text(r))
+	}
+	clock.Advance(30 * time.Second)
+	if r := call(t, m, "echo", `{"text":"b"}`); !strings.Contains(text(r), "next in 30s") {
+		t.Fatalf("after 30s: %q", text(r))
+	}
+	clock.Advance(30 * time.Second)
+	if got := text(call(t, m, "echo", `{"text":"c"}`)); got != "echo: c" {
+		t.Fatalf("after a minute: %q", got)
+	}
+	if st := m.Servers(); st[0].Status != "connected" || st[0].Error != "" {
+		t.Errorf("status %+v", st)
+	}
+	if strings.Contains(log.String(), "tok-12345") || !strings.Contains(log.String(), "(token ***)") {
+		t.Errorf("log not redacted:\n%s", log.String())
+	}
+}
+
+// An elicitation with no answer (dismissed dialog) is cancelled; answers
+// are converted to the form's types.
+func TestElicitation(t *testing.T) {
+	t.Parallel()
+	m, h, _ := startManager(t, engine.DeterministicEpoch, "")
+	h.answers = []engine.DialogReply{{Value: "production", HasValue: true}, {Confirmed: false}}
+	if got := text(call(t, m, "deploy", `{}`)); got != "action=accept content=map[confirm:false env:production]" {
+		t.Errorf("answered: %q", got)
+	}
+	if got := text(call(t, m, "deploy", `{}`)); got != "action=cancel content=map[]" {
+		t.Errorf("dismissed: %q", got)
+	}
+	if len(h.asked) != 3 || h.asked[0].Method != engine.DialogSelect || h.asked[1].Method != engine.DialogConfirm {
+		t.Errorf("dialogs %+v", h.asked)
+	}
+}
+
+// An abort cancels the call; the error is the context's.
+func TestCallCancelled(t *testing.T) {
+	t.Parallel()
+	marks := t.TempDir()
+	m, _, _ := startManager(t, engine.DeterministicEpoch, `,"MCPTEST_MARKER_DIR":`+quoteJSON(marks))
+	ctx, cancel := context.WithCancel(context.Background())
+	s := m.servers[0]
+	done := make(chan error, 1)
+	go func() {
+		_, err := (&tool{s: s, name: "slow"}).Run(ctx, engine.ToolCall{Arguments: []byte(`{}`)}, nil)
+		done <- err
+	}()
+	waitFile(t, filepath.Join(marks, "started"))
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("no error after the abort")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not end after the abort")
+	}
+	// The server was told: its handler saw the cancellation.
+	waitFile(t, filepath.Join(marks, "cancelled"))
+}
+
+// waitFile waits for a file the server writes (a condition, bounded).
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(5 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("%s did not appear", path)
+		}
+	}
+}
