@@ -50,9 +50,6 @@ type Hooks interface {
 	// BeforeSwitch may cancel a session change (new, resume: HookBeforeSwitch;
 	// branch, fork, clone: HookBeforeFork).
 	BeforeSwitch(ctx context.Context, sw SwitchHook) (cancel bool)
-	// BeforeCompact may cancel a compaction or supply its summary (the
-	// compaction calls it through Session.beforeCompact).
-	BeforeCompact(ctx context.Context, c CompactHook) CompactDecision
 	// RunCommand runs the slash command name (one the handlers list, with
 	// Source CommandExtension, through a CommandSource in Config.Commands)
 	// with the prompt's arguments, instead of a model call. It may take as
@@ -75,7 +72,6 @@ const (
 	HookBeforeSwitch
 	HookBeforeFork
 	HookCommands
-	HookBeforeCompact
 )
 
 // InputHook is a prompt's text as sent, with where it came from ("rpc" for
@@ -142,24 +138,6 @@ type SwitchHook struct {
 	Reason, Target, EntryID string
 }
 
-// CompactHook describes a compaction about to run: Reason is "manual"
-// (the compact command) or "auto".
-type CompactHook struct {
-	Reason             string
-	TokensBefore       int64
-	CustomInstructions string
-}
-
-// CompactDecision cancels the compaction, or supplies its summary (and,
-// optionally, the first entry it keeps and its details) instead of a
-// model call. The zero value lets the compaction run as it would.
-type CompactDecision struct {
-	Cancel           bool
-	Summary          string
-	FirstKeptEntryID string
-	Details          []byte
-}
-
 // SessionEvent is a change Hooks.Observe is told about. Kind says which,
 // and which fields are set.
 type SessionEvent struct {
@@ -173,10 +151,6 @@ type SessionEvent struct {
 	Source          string
 	// ThinkingSelect: the level in force and the one before.
 	Level, PreviousLevel ThinkingLevel
-	// SessionCompact: the compaction entry recorded, and whether its
-	// summary came from a hook.
-	Compaction    *Compaction
-	FromExtension bool
 }
 
 // The kinds of SessionEvent, named as the family's extension events.
@@ -185,7 +159,6 @@ const (
 	SessionShutdown = "session_shutdown"
 	ModelSelect     = "model_select"
 	ThinkingSelect  = "thinking_level_select"
-	SessionCompact  = "session_compact"
 )
 
 // ErrSwitchCancelled: a hook cancelled a session change (the fronts answer
@@ -202,22 +175,6 @@ type CommandQueueError struct{ Name string }
 
 func (e *CommandQueueError) Error() string {
 	return `Extension command "/` + e.Name + `" cannot be queued. Use prompt() or execute the command when not streaming.`
-}
-
-// beforeCompact asks the hooks about a compaction, off the executor: the
-// one call the compaction (issue 17, not in this build yet) makes before
-// it summarises, and compacted the one it makes once its entry is
-// recorded. Without a hook the decision is the zero value.
-func (s *Session) beforeCompact(ctx context.Context, c CompactHook) CompactDecision {
-	if !s.has(HookBeforeCompact) {
-		return CompactDecision{}
-	}
-	return s.cfg.Hooks.BeforeCompact(ctx, c)
-}
-
-// compacted tells the hooks a compaction was recorded. (actor)
-func (s *Session) compacted(c *Compaction, fromExtension bool) {
-	s.observe(SessionEvent{Kind: SessionCompact, Compaction: c, FromExtension: fromExtension})
 }
 
 // has reports whether the session's hooks want h (false without hooks).

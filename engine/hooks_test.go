@@ -22,7 +22,6 @@ type fakeHooks struct {
 	toolResult func(ToolCallHook, ToolResult) ToolResult
 	userBash   func(string) *BashResult
 	switching  func(SwitchHook) bool
-	compact    func(CompactHook) CompactDecision
 	commands   []SlashCommand // listed as a CommandSource
 	ran        chan string    // RunCommand: "name args"
 }
@@ -48,8 +47,6 @@ func (f *fakeHooks) Has(h Hook) bool {
 		ok = f.switching != nil
 	case HookCommands:
 		ok = f.commands != nil
-	case HookBeforeCompact:
-		ok = f.compact != nil
 	}
 	if !ok {
 		f.mu.Lock()
@@ -92,31 +89,6 @@ func (f *fakeHooks) BeforeSwitch(_ context.Context, sw SwitchHook) bool { return
 func (f *fakeHooks) Commands() []SlashCommand                           { return f.commands }
 func (f *fakeHooks) Expand(name, args string) (string, bool)            { return "", false }
 func (f *fakeHooks) RunCommand(_ context.Context, name, args string)    { f.ran <- name + " " + args }
-func (f *fakeHooks) BeforeCompact(_ context.Context, c CompactHook) CompactDecision {
-	return f.compact(c)
-}
-
-// The compaction's two calls reach the hooks (the compaction itself is
-// not in this build yet).
-func TestCompactionHookPoints(t *testing.T) {
-	t.Parallel()
-	h := &fakeHooks{compact: func(c CompactHook) CompactDecision {
-		return CompactDecision{Cancel: c.Reason == "manual"}
-	}}
-	s := startSession(t, Config{Provider: textReply("x"), Hooks: h})
-	if d := s.beforeCompact(context.Background(), CompactHook{Reason: "manual"}); !d.Cancel {
-		t.Fatal("not cancelled")
-	}
-	s.Call(func() { s.compacted(&Compaction{Summary: "s"}, false) })
-	if New(Config{}).beforeCompact(context.Background(), CompactHook{}).Cancel {
-		t.Fatal("a session without hooks cancelled")
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.observed) != 1 || h.observed[0] != "session_compact" {
-		t.Fatalf("observed %v", h.observed)
-	}
-}
 
 // requestLog is a provider that answers "ok" and records each request.
 type requestLog struct {

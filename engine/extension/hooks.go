@@ -33,7 +33,6 @@ var hookBits = map[engine.Hook]uint64{
 	engine.HookBeforeSwitch:          bitBeforeSwitch,
 	engine.HookBeforeFork:            bitBeforeFork,
 	engine.HookCommands:              bitCommands,
-	engine.HookBeforeCompact:         bitBeforeCompact,
 }
 
 // Has implements engine.Hooks: one atomic load.
@@ -359,14 +358,27 @@ func (h *Host) BeforeSwitch(ctx context.Context, sw engine.SwitchHook) bool {
 	return cancel
 }
 
-// BeforeCompact implements engine.Hooks: the first extension that cancels
-// wins; else the first that supplies a compaction gives its summary.
-func (h *Host) BeforeCompact(ctx context.Context, c engine.CompactHook) engine.CompactDecision {
-	var d engine.CompactDecision
+// CompactVerdict is what the session_before_compact hook decided: cancel
+// the compaction, or give its summary instead of a model call.
+type CompactVerdict struct {
+	Cancel           bool
+	Summary          string
+	FirstKeptEntryID string
+	Details          []byte
+}
+
+// BeforeCompact asks the extensions subscribed to session_before_compact
+// about a compaction (reason "manual", "threshold" or "overflow"): the
+// first that cancels wins; else the first that supplies a compaction gives
+// its summary. Compaction is not in this build yet (issue 17): once it is,
+// Attach registers this as the session's compaction hook
+// (Session.AddCompactionHook there); it is the one function to wire.
+func (h *Host) BeforeCompact(ctx context.Context, reason, custom string, tokensBefore int64) CompactVerdict {
+	var d CompactVerdict
 	h.ask(ctx, bitBeforeCompact, "session_before_compact", func(o *obj) {
-		o.str("reason", c.Reason).val("tokensBefore", c.TokensBefore)
-		if c.CustomInstructions != "" {
-			o.str("customInstructions", c.CustomInstructions)
+		o.str("reason", reason).val("tokensBefore", tokensBefore)
+		if custom != "" {
+			o.str("customInstructions", custom)
 		}
 	}, func(raw json.RawMessage) (bool, error) {
 		var r struct {
@@ -381,14 +393,14 @@ func (h *Host) BeforeCompact(ctx context.Context, c engine.CompactHook) engine.C
 			return false, err
 		}
 		if r.Cancel {
-			d = engine.CompactDecision{Cancel: true}
+			d = CompactVerdict{Cancel: true}
 			return true, nil
 		}
 		if r.Compaction != nil {
 			if r.Compaction.Summary == "" {
 				return false, errors.New(`"compaction" without a "summary"`)
 			}
-			d = engine.CompactDecision{Summary: r.Compaction.Summary, FirstKeptEntryID: r.Compaction.FirstKeptEntryID}
+			d = CompactVerdict{Summary: r.Compaction.Summary, FirstKeptEntryID: r.Compaction.FirstKeptEntryID}
 			if r.Compaction.Details != nil && string(r.Compaction.Details) != "null" {
 				d.Details = compact(r.Compaction.Details)
 			}
@@ -425,14 +437,6 @@ func (h *Host) Observe(ev engine.SessionEvent) {
 			o.val("previousModel", ev.Previous)
 		}
 		h.notify(bitModelSelect, "model_select", o.str("source", ev.Source).bytes())
-	case engine.SessionCompact:
-		if ev.Compaction == nil || len(h.live(bitSessionCompact)) == 0 {
-			return
-		}
-		c := ev.Compaction
-		o := newObj("session_compact", h.currentSession()).str("summary", c.Summary).
-			str("firstKeptEntryId", c.FirstKeptEntryID).val("tokensBefore", c.TokensBefore).boolean("fromExtension", ev.FromExtension)
-		h.notify(bitSessionCompact, "session_compact", o.bytes())
 	case engine.ThinkingSelect:
 		o := newObj("thinking_level_select", h.currentSession()).str("level", string(ev.Level)).str("previousLevel", string(ev.PreviousLevel))
 		h.notify(bitThinkingSelect, "thinking_level_select", o.bytes())

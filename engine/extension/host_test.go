@@ -475,10 +475,10 @@ func TestBeforeCompactHook(t *testing.T) {
 	r := start(t, nil, 0, `{"name":"compact","on":{"session_before_compact":[
 	  {"when":"\"reason\":\"manual\"","run":[{"return":{"cancel":true}}]},
 	  {"run":[{"return":{"compaction":{"summary":"kept by the extension (${event.tokensBefore} tokens)","details":{"by":"ext"}}}}]}]}}`)
-	if d := r.h.BeforeCompact(context.Background(), engine.CompactHook{Reason: "manual"}); !d.Cancel {
+	if d := r.h.BeforeCompact(context.Background(), "manual", "", 0); !d.Cancel {
 		t.Fatalf("manual: %+v", d)
 	}
-	d := r.h.BeforeCompact(context.Background(), engine.CompactHook{Reason: "auto", TokensBefore: 1200})
+	d := r.h.BeforeCompact(context.Background(), "threshold", "", 1200)
 	if d.Cancel || d.Summary != "kept by the extension (1200 tokens)" || string(d.Details) != `{"by":"ext"}` {
 		t.Fatalf("auto: %+v", d)
 	}
