@@ -27,7 +27,7 @@ golden:
 	GOLDIE_UPDATE=1 UPDATE_SCRIPTS=1 $(GO) test ./rpc/ ./cmd/xcsh/ -run 'TestServerGolden|TestScripts' -count=1
 
 bench:
-	$(GO) test -run '^$$' -bench 'ColdStart|IdleMemory|Stream|Load|Append|SwitchSession|ToRequest' -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/... ./rpc/
+	$(GO) test -run '^$$' -bench 'ColdStart|IdleMemory|Stream|Load|Append|SwitchSession|ToRequest|CompactionPrepare|TTSR' -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/... ./rpc/
 	# Extensions: a hook's round trip, the tap on an unsubscribed delta, a 5,000-delta session with an
 	# extension subscribed to agent_end only (within 5% of none: the binary's Stream...ExtAgentEnd above).
 	$(GO) test -run '^$$' -bench 'HookRoundTrip|TapDelta|Session5000' -benchmem -benchtime 200x ./engine/extension/

@@ -53,11 +53,13 @@ const (
 	ActExec                               // a shell command run for an extension (Session.Exec)
 )
 
-// AbortKinds are the activities the abort command stops: the run and its
-// retry wait, and shell commands run for extensions (Exec). Host calls and dialogs started by the run end with it,
-// through the run's context. A manual compaction is not among them: the
-// original's abort leaves it running (rpc-protocol.md §4.3).
-var AbortKinds = []ActivityKind{ActRun, ActRetry, ActExec}
+// AbortKinds are the activities the abort command stops: the run, its
+// retry wait, a compaction (manual or automatic; the original's abort
+// cannot reach a manual one, rpc-protocol.md §4.3, and we stop it at once
+// with "Compaction cancelled"), and shell commands run for extensions
+// (Exec). Host calls and dialogs started by the run end with it, through
+// the run's context.
+var AbortKinds = []ActivityKind{ActRun, ActRetry, ActCompaction, ActExec}
 
 // AllKinds are every kind of activity: what shutting down cancels.
 var AllKinds = []ActivityKind{ActRun, ActBash, ActRetry, ActCompaction, ActHostCall, ActDialog, ActCommand, ActExec}

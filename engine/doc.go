@@ -76,11 +76,16 @@
 // run lets the ToolSources settle, so the call offers what they know of.
 //
 // After agent_end the run goroutine asks the post-run stages, in order
-// (postStage: retry first; auto-compaction and todo reminders after it),
-// for more work; the first that asks gets it, as a postRun with its own
-// phase and cancellable activity. While a model call streams, every event
-// passes the stream watches (streamWatch) before it is applied, beside the
-// idle watchdog; a watch can end the call (TTSR rules will).
+// (postStage: retry, TTSR, automatic compaction, todo reminders), for more
+// work; the first that asks gets it, as a postRun with its own phase and
+// cancellable activity, and what the next run starts with. A prompt may
+// get such work before its run too (the pre-prompt compaction). While a
+// model call streams, every event passes the stream watches (streamWatch)
+// before it is applied, beside the idle watchdog; the TTSR watch ends a
+// call that breaks a rule. Compaction (compact*.go) prepares and summarises
+// off the executor through the session's Provider; extensions plug in with
+// AddCompactionHook. Todos (todo*.go) are actor state with clear timers on
+// the session's clock.
 //
 // What lives outside the process (extensions) plugs in through one port,
 // Hooks (hooks.go), wired by Config.Hooks: the session asks Has before it
@@ -105,10 +110,11 @@
 //
 // What the session is doing is one piece of actor state, its Phase: idle,
 // running, retrying, compacting or switching. agent_end does not imply
-// idle; a run's
-// goroutine may go on with post-run work (retry backoff, auto-compaction)
-// while the phase keeps the session busy, and WhenIdle, IsStreaming and
-// IsCompacting derive from it.
+// idle; a run's goroutine may go on with post-run work (retry backoff,
+// auto-compaction, a todo reminder, a TTSR retry) while the phase keeps
+// the session busy, and WhenIdle, IsStreaming and IsCompacting derive from
+// it (a compaction that belongs to a prompt is both streaming and
+// compacting; a manual one only compacting).
 //
 // Every cancellable activity (a run, an RPC bash command, a retry wait, a
 // compaction, a host call, a dialog) registers its cancel function by kind

@@ -103,7 +103,7 @@ func (p *requestLog) Stream(ctx context.Context, req *Request, fn func(StreamEve
 	return textReply("ok").Stream(ctx, req, fn)
 }
 
-func lastUserText(req *Request) string {
+func lastUserTextOf(req *Request) string {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if u, ok := req.Messages[i].(*UserMessage); ok {
 			return u.Text()
@@ -149,7 +149,7 @@ func TestInputHookTransformsAndHandles(t *testing.T) {
 	prompted(t, s, "t:me")
 	prompted(t, s, "stop")
 	prompted(t, s, "plain")
-	if len(p.reqs) != 2 || lastUserText(p.reqs[0]) != "transformed me" || lastUserText(p.reqs[1]) != "plain" {
+	if len(p.reqs) != 2 || lastUserTextOf(p.reqs[0]) != "transformed me" || lastUserTextOf(p.reqs[1]) != "plain" {
 		t.Fatalf("requests %d", len(p.reqs))
 	}
 	if n := strings.Count(strings.Join(rec.types, " "), "agent_start"); n != 2 {
@@ -221,7 +221,7 @@ func TestBeforeAgentStartAddsMessageAndSystemPrompt(t *testing.T) {
 	if sp := p.reqs[0].SystemPrompt; sp != "replaced" {
 		t.Fatalf("system prompt %q", sp)
 	}
-	if got := lastUserText(p.reqs[0]); got != "goextra" { // consecutive user texts merge
+	if got := lastUserTextOf(p.reqs[0]); got != "goextra" { // consecutive user texts merge
 		t.Fatalf("last user text %q", got)
 	}
 	var types []string
@@ -249,7 +249,7 @@ func TestContextHookChangesTheRequestNotTheRecord(t *testing.T) {
 	}
 	s := startSession(t, Config{Provider: p, Hooks: h, SystemPrompt: "sp"})
 	prompted(t, s, "original")
-	if got := lastUserText(p.reqs[0]); got != "rewritten" {
+	if got := lastUserTextOf(p.reqs[0]); got != "rewritten" {
 		t.Fatalf("sent %q", got)
 	}
 	if p.reqs[0].SystemPrompt != "sp and more" {
@@ -431,7 +431,7 @@ func TestSendMessageDeliveries(t *testing.T) {
 	if len(p.reqs) != 1 {
 		t.Fatalf("%d model calls", len(p.reqs))
 	}
-	if got := lastUserText(p.reqs[0]); got != "recordedtriggerlater" { // merged user texts
+	if got := lastUserTextOf(p.reqs[0]); got != "recordedtriggerlater" { // merged user texts
 		t.Fatalf("sent %q", got)
 	}
 	s.Call(func() {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 )
@@ -25,6 +26,13 @@ type run struct {
 	// systemPrompt replaces the session's for this run when not "" (the
 	// BeforeAgentStart hook).
 	systemPrompt string
+	// overflows counts the compactions this run made after overflow
+	// errors.
+	overflows int
+	// ttsr is the rules' view of the current model call (nil without
+	// rules); ruleCut is set when a rule cut it.
+	ttsr    *ttsrStream
+	ruleCut bool
 	// Open block indexes of the partial, by kind (-1 when none).
 	curText, curThinking, curTool int
 	stop                          StopReason
@@ -43,6 +51,10 @@ type postRun struct {
 	// activity (when work does not start again), just before the session
 	// goes idle: its closing events and the switch to idle are one step.
 	finish func()
+	// resume, if set, runs on the executor when work starts the run again,
+	// after its agent_start and turn_start: what the new run begins with
+	// (a hidden reminder, a continue message).
+	resume func(r *run)
 }
 
 // postStage is one step of the post-run decision: it looks at the run that
@@ -67,40 +79,68 @@ func (s *Session) decidePostRun(r *run, aborted bool) *postRun {
 // streamWatch looks at each event of a model call as it arrives, on the
 // run goroutine, before the executor applies it; a non-nil error ends the
 // call with that error as the cause (a rule that cuts a violating stream,
-// TTSR, is one). The idle watchdog (watchStream) is the other watch, on
+// TTSR, is one; a watch that wants the event shown posts its applyStream
+// itself). The idle watchdog (watchStream) is the other watch, on
 // time rather than on events. With no watch the cost is a loop over an
 // empty slice.
 type streamWatch func(r *run, ev StreamEvent) error
 
 // startRun begins a run with the given prompt messages, followed by the
-// custom messages sent for the next turn. With hook (a prompt, when the
-// BeforeAgentStart hook is wanted) the run goroutine asks the hook first,
-// and the opening events follow its answer. (actor)
-func (s *Session) startRun(prompts []Message, hook *AgentStartHook) {
+// custom messages kept for the next turn. With pre, the run starts after
+// that work (a compaction before the prompt), whatever its outcome; with
+// hook (a prompt, when the BeforeAgentStart hook is wanted), after the
+// hook has answered: its messages follow the prompt and its system prompt
+// is the run's. (actor)
+func (s *Session) startRun(prompts []Message, pre *postRun, hook *AgentStartHook) {
 	prompts = append(prompts, s.nextTurn...)
 	s.nextTurn = nil
 	r := &run{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	removeRun := s.acts.add(ActRun, cancel)
 	s.run = r
-	s.phase = PhaseRunning
-	// Bash executions recorded during the previous run join the context
-	// before the new prompt, as the original flushes them.
-	for _, m := range s.deferredBash {
-		s.appendMessage(m)
+	var pending []Message
+	open := func() {
+		s.phase = PhaseRunning
+		// Bash executions recorded during the previous run join the context
+		// before the new prompt, as the original flushes them.
+		for _, m := range s.deferredBash {
+			s.appendMessage(m)
+		}
+		s.deferredBash = nil
+		s.emit(AgentStart{})
+		s.emit(TurnStart{})
+		for _, p := range prompts {
+			s.emitMessage(r, p)
+		}
+		pending = s.dequeue(&s.steering, s.steeringMode)
 	}
-	s.deferredBash = nil
-	// The opening events are emitted here, on the actor, so they follow the
-	// prompt's acknowledgement directly and precede anything the host sends
-	// next: a piped transcript is deterministic up to the model call.
-	if hook == nil {
-		s.openRun(r, prompts)
+	var pctx context.Context
+	var pcancel context.CancelCauseFunc
+	var removePre func()
+	switch {
+	case pre != nil:
+		s.phase = pre.phase
+		pctx, pcancel = context.WithCancelCause(ctx)
+		removePre = s.acts.add(pre.act, pcancel)
+	case hook != nil:
+		s.phase = PhaseRunning // busy while the hook answers
+	default:
+		// The opening events are emitted here, on the actor, so they follow
+		// the prompt's acknowledgement directly and precede anything the
+		// host sends next: a piped transcript is deterministic up to the
+		// model call.
+		open()
 	}
-	pending := s.dequeue(&s.steering, s.steeringMode)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if hook != nil {
+		if pre != nil {
+			pre.work(pctx)
+			removePre()
+			pcancel(nil)
+		}
+		switch {
+		case hook != nil:
 			res := s.cfg.Hooks.BeforeAgentStart(ctx, *hook)
 			s.Call(func() {
 				r.systemPrompt = res.SystemPrompt
@@ -108,22 +148,15 @@ func (s *Session) startRun(prompts []Message, hook *AgentStartHook) {
 					m.Timestamp = s.now()
 					prompts = append(prompts, m)
 				}
-				s.openRun(r, prompts)
+				open()
 			})
+		case pre != nil:
+			s.Call(open)
 		}
 		s.activity(ctx, r, pending)
 		removeRun()
 		cancel(nil)
 	}()
-}
-
-// openRun emits a run's opening events and its prompt messages. (actor)
-func (s *Session) openRun(r *run, prompts []Message) {
-	s.emit(AgentStart{})
-	s.emit(TurnStart{})
-	for _, p := range prompts {
-		s.emitMessage(r, p)
-	}
 }
 
 // activity is the run goroutine: it owns the whole activity of a prompt,
@@ -173,6 +206,9 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 			r.newMessages = nil
 			s.emit(AgentStart{})
 			s.emit(TurnStart{})
+			if post.resume != nil {
+				post.resume(r)
+			}
 		})
 		pending = nil
 	}
@@ -228,9 +264,15 @@ func (s *Session) emitMessage(r *run, m Message) {
 // pending are steering messages that were queued before the run started.
 func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 	firstTurn := true
+	calls := 0 // model calls of this loop (Config.MaxTurns)
 	for {
 		more := true
 		for more || len(pending) > 0 {
+			if max := s.cfg.MaxTurns; max > 0 && calls >= max {
+				s.Call(func() { s.turnLimit(r, pending, max) })
+				return
+			}
+			calls++
 			var req *Request
 			var msgs []Message
 			// Tools that change on their own (MCP servers starting, a
@@ -256,12 +298,12 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				})
 				return
 			}
-			calls := msg.ToolCalls()
-			more = len(calls) > 0
+			toolCalls := msg.ToolCalls()
+			more = len(toolCalls) > 0
 			var results []*ToolResultMessage
 			var steer []Message
 			if more {
-				results, steer = s.executeTools(ctx, r, calls)
+				results, steer = s.executeTools(ctx, r, toolCalls)
 			}
 			s.Call(func() {
 				s.emit(TurnEnd{Message: msg, ToolResults: results})
@@ -279,6 +321,29 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 		}
 		pending = follow
 	}
+}
+
+// TurnLimitMessage is the error of a run that reached Config.MaxTurns.
+const TurnLimitMessage = "Turn limit reached: the model asked for more tool calls after %d model calls (--max-turns %d); the run stops here"
+
+// turnLimit ends a run that reached its turn limit: one more turn whose
+// assistant message is the error (recorded, as a provider failure is),
+// after the messages that were waiting to be sent. (actor)
+func (s *Session) turnLimit(r *run, pending []Message, max int) {
+	s.emit(TurnStart{})
+	for _, p := range pending {
+		s.emitMessage(r, p)
+	}
+	m := s.set.model
+	msg := &AssistantMessage{Content: []ContentBlock{}, StopReason: StopError,
+		ErrorMessage: fmt.Sprintf(TurnLimitMessage, max, max), Timestamp: s.now()}
+	if m != nil {
+		msg.API, msg.Provider, msg.Model = m.API, m.Provider, m.ID
+	}
+	s.emit(MessageStart{Message: msg})
+	s.addMessage(r, msg)
+	s.emit(MessageEnd{Message: msg})
+	s.emit(TurnEnd{Message: msg, ToolResults: []*ToolResultMessage{}})
 }
 
 // buildRequest snapshots what the next model call sends, and the tools
@@ -307,6 +372,7 @@ func (s *Session) buildRequest(r *run) (*Request, []Message) {
 	for _, t := range r.tools {
 		req.Tools = append(req.Tools, ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
+	r.ttsr, r.ruleCut = s.newTTSRStream(), false
 	r.promptChars = 0
 	if silentTruncationAPIs[r.model.API] && !s.truncWarned {
 		r.promptChars = -1 // measured by hookRequest, once the request is final
@@ -369,6 +435,9 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		stopWatch()
 		if ctx.Err() == nil && errors.Is(context.Cause(sctx), errStalled) {
 			err = s.stallError()
+		}
+		if ctx.Err() == nil && ttsrCutOf(context.Cause(sctx)) != nil {
+			r.ruleCut = true
 		}
 		scancel(nil)
 	}
@@ -455,7 +524,8 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	msg := s.partial.snapshot()
 	s.partial = nil
 	switch {
-	case ctx.Err() != nil && (err != nil || r.stop == ""):
+	case ctx.Err() != nil && (err != nil || r.stop == ""), r.ruleCut:
+		// Aborted by the user, or cut by a rule (TTSR).
 		msg.StopReason = StopAborted
 		msg.ErrorMessage = AbortedMessage
 	case err != nil:

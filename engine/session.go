@@ -59,6 +59,14 @@ type Config struct {
 	// when it is set (pi's PI_RPC_EMIT_TITLE).
 	AnnounceName bool
 	Store        Store // the initial record's store; nil: a MemoryStore
+	// Compaction configures compaction (budgets, automatic or not).
+	Compaction CompactionSettings
+	// Rules are TTSR rules, compiled (Rule.Compile), beside those the
+	// resources bring (Resources.Rules); nil: none.
+	Rules []*Rule
+	// Cwd is the working directory tool paths are relative to (TTSR
+	// globs).
+	Cwd          string
 	SystemPrompt string
 	Clock        Clock
 	IDs          IDSource
@@ -73,8 +81,15 @@ type Config struct {
 	// RetryBaseDelay is the first retry's wait (doubled for each further
 	// attempt); 0 means DefaultRetryBase.
 	RetryBaseDelay time.Duration
+	// MaxTurns ends a run that keeps calling tools after this many model
+	// calls, with an error message (TurnLimitMessage); 0 is no limit, as
+	// the original.
+	MaxTurns int
 	// InboxSize bounds the actor's mailbox (backpressure); 0 picks a default.
 	InboxSize int
+	// TodoClearDelay is how long a completed or abandoned task stays in the
+	// todo list; 0 means DefaultTodoClearDelay, negative never clears.
+	TodoClearDelay time.Duration
 	// OrderedResults reports the results of parallel (shared) tool calls in
 	// call order instead of completion order. Only the deterministic test
 	// mode sets it: completion order of parallel calls is a race, and a
@@ -125,7 +140,9 @@ type Session struct {
 	steeringMode  string
 	followUpMode  string
 	interruptMode string
-	todos         []TodoPhase
+	todo          todoState
+	compact       compactState
+	ttsr          ttsrState
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
 	stateCache    stateCache
@@ -138,6 +155,11 @@ type Session struct {
 	// are set in New; features plug in there, tests in front.
 	stages  []postStage
 	watches []streamWatch
+	// timers is the parent context of the session's own timers (todo
+	// auto-clear); Close cancels it (stopTimers) so they end with the
+	// session.
+	timers     context.Context
+	stopTimers context.CancelFunc
 	// inputs are the steps a prompt's text takes before it becomes a user
 	// message (commands.go): set in New, in the family's order.
 	inputs []inputStage
@@ -187,13 +209,19 @@ func New(cfg Config) *Session {
 		steeringMode:  ModeOneAtATime,
 		followUpMode:  ModeOneAtATime,
 		interruptMode: ModeWait,
+		compact:       compactState{disabled: cfg.Compaction.Disabled},
 	}
 	if s.rec.store == nil {
 		s.rec.store = &MemoryStore{}
 	}
 	// The post-run stages, in order. Auto-compaction and todo reminders
 	// take their places after retry (agent-core §6.2, §11.2).
-	s.stages = []postStage{s.retryStage}
+	s.stages = []postStage{s.retryStage, s.ttsrStage, s.compactionStage, s.todoStage}
+	// The rules come with the config and the resources read at start; the
+	// watch costs a nil check per event while there are none.
+	s.watches = []streamWatch{s.ttsrWatch}
+	s.ttsr.rules = cfg.Rules
+	s.timers, s.stopTimers = context.WithCancel(context.Background())
 	// The input stages, in order. Extension commands and the extension
 	// input hook take their places before the expansion of skills and
 	// templates (extensions.md).
@@ -221,7 +249,10 @@ func (s *Session) Stop() { close(s.stop) }
 // Close waits for every goroutine the session started (runs, tool calls,
 // RPC bash commands) to return. Call it after the session went idle and
 // Loop returned; work still running must have been cancelled first.
-func (s *Session) Close() { s.wg.Wait() }
+func (s *Session) Close() {
+	s.stopTimers()
+	s.wg.Wait()
+}
 
 // Post runs fn on the actor: now, on the calling goroutine, when the actor
 // is free, else after the functions posted before it. It blocks while the
@@ -262,7 +293,11 @@ func (s *Session) Phase() Phase { return s.phase }
 // IsStreaming reports whether a prompt's activity is under way: a run, or
 // the retry wait that belongs to it. (actor)
 func (s *Session) IsStreaming() bool {
-	return s.phase == PhaseRunning || s.phase == PhaseRetrying || s.preparing > 0
+	// A compaction that belongs to a prompt (before it, or after its
+	// agent_end) keeps the prompt in flight, as the original reports it;
+	// so does a prompt in its Input hook.
+	return s.phase == PhaseRunning || s.phase == PhaseRetrying || (s.phase == PhaseCompacting && s.run != nil) ||
+		s.preparing > 0
 }
 
 // idle reports whether nothing is going on: no phase of work and no
@@ -406,7 +441,12 @@ func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions)
 	if s.has(HookBeforeAgentStart) {
 		hook = &AgentStartHook{Prompt: text, Images: images, SystemPrompt: s.set.systemPrompt}
 	}
-	s.startRun([]Message{msg}, hook)
+	s.todo.reminders = 0 // the reminders count from the last user prompt
+	var pre *postRun
+	if reason, last := s.promptCompaction(); reason != "" {
+		pre = s.preCompaction(reason, last)
+	}
+	s.startRun([]Message{msg}, pre, hook)
 	return nil
 }
 
@@ -480,11 +520,11 @@ func (s *Session) State() State {
 		SessionFile:           s.set.file,
 		SessionID:             s.set.id,
 		SessionName:           s.set.name,
-		AutoCompactionEnabled: true,
+		AutoCompactionEnabled: !s.compact.disabled,
 		MessageCount:          len(s.rec.context),
 		QueuedMessageCount:    len(s.steering) + len(s.followUps),
 		PendingMessageCount:   len(s.steering) + len(s.followUps),
-		TodoPhases:            s.todos,
+		TodoPhases:            s.todo.phases,
 		SystemPrompt:          s.set.systemPrompt,
 		DumpTools:             make([]ToolDump, 0, len(s.set.tools)),
 	}

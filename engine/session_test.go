@@ -158,7 +158,7 @@ func TestAppendStateJSONMatchesMarshal(t *testing.T) {
 			}
 			s.set.name = "named <&>"
 			s.set.version++
-			s.todos = []TodoPhase{{ID: "p", Name: "n", Tasks: []TodoItem{{ID: "t", Content: "c", Status: "pending"}}}}
+			s.todo.phases = []TodoPhase{{ID: "p", Name: "n", Tasks: []TodoItem{{ID: "t", Content: "c", Status: "pending"}}}}
 			s.set.thinking = ""
 		}
 	})

@@ -20,6 +20,8 @@ type Resources struct {
 	Skills []PromptSkill
 	// Commands are the templates and skills as slash commands; nil: none.
 	Commands CommandSource
+	// Rules are the TTSR rules (compiled), watched with Config.Rules.
+	Rules []*Rule
 }
 
 // PromptSkill is a skill as the system prompt lists it.
@@ -63,6 +65,7 @@ func (s *Session) startSetup() {
 // system prompt with them. (actor)
 func (s *Session) installResources(res Resources) {
 	s.res = res
+	s.ttsr.rules = append(slices.Clip(s.cfg.Rules), res.Rules...)
 	s.rebuildPrompt()
 }
 

@@ -47,19 +47,21 @@ type SandboxEnforcement struct {
 	Network    string `json:"network"`
 }
 
-// TodoPhase is a named group of todo tasks.
+// TodoPhase is a named group of todo tasks (see todo.go).
 type TodoPhase struct {
 	ID    string     `json:"id,omitempty"`
 	Name  string     `json:"name,omitempty"`
 	Tasks []TodoItem `json:"tasks"`
 }
 
-// TodoItem is one todo task.
+// TodoItem is one todo task. Details comes only from todo_write (set_todos
+// drops it, as the original's projection does).
 type TodoItem struct {
 	ID      string `json:"id,omitempty"`
 	Content string `json:"content,omitempty"`
 	Status  string `json:"status,omitempty"`
 	Notes   string `json:"notes,omitempty"`
+	Details string `json:"details,omitempty"`
 }
 
 // ToolDump describes an active tool in get_state.dumpTools.

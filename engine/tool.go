@@ -31,6 +31,9 @@ type ToolCall struct {
 	// UI asks the host's user (dialogs), for the tools and the gate that
 	// need to; the session sets it on every call (never nil there).
 	UI UI
+	// Todos returns the session's todo list as it stands (a copy), for the
+	// todo tool; nil when the call has no session (tests).
+	Todos func() []TodoPhase
 
 	// order is the call's turn to send requests to the host (deterministic
 	// mode; nil otherwise).

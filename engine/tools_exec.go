@@ -213,7 +213,7 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool, orde
 
 // execTool runs a call past its checks: the gate, then the tool.
 func (s *Session) execTool(ctx context.Context, call ContentBlock, tool Tool, args []byte, order *sendOrder) ToolResult {
-	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order}, order: order}
+	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order}, order: order, Todos: s.todosNow}
 	if s.cfg.Gate != nil {
 		if res := s.cfg.Gate(ctx, tc); res != nil {
 			return *res
@@ -259,6 +259,7 @@ func validationText(name string, issues []string, args []byte) string {
 // finishTool emits a call's end and result message and records it. (actor)
 func (s *Session) finishTool(r *run, rd *round, call ContentBlock, res ToolResult) *ToolResultMessage {
 	rd.finished[call.ID] = true
+	s.noteTodoWrite(call.Name, res)
 	s.emit(ToolExecutionEnd{ToolCallID: call.ID, ToolName: call.Name, Result: resultJSON(res), IsError: res.IsError, IsWarning: res.IsWarning})
 	tr := &ToolResultMessage{
 		ToolCallID: call.ID, ToolName: call.Name, Content: res.Content,

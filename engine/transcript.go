@@ -160,6 +160,68 @@ func (t *transcript) hideLast() {
 	t.context = t.context[:len(t.context)-1]
 }
 
+// entryOf returns the id of the branch entry that records m, walking back
+// from the leaf ("" when none does).
+func (t *transcript) entryOf(m Message) string {
+	for id := t.leaf; id != ""; {
+		i, ok := t.index[id]
+		if !ok {
+			break
+		}
+		e := t.entries[i]
+		if e.Type == EntryMessage && e.Message == m {
+			return id
+		}
+		id = e.ParentID
+	}
+	return ""
+}
+
+// hide takes m's entry out of the context, keeping it in the record (a
+// failed request that an overflow recovery sends again).
+func (t *transcript) hide(m Message) {
+	id := t.entryOf(m)
+	if id == "" || t.hidden[id] {
+		return
+	}
+	if t.hidden == nil {
+		t.hidden = map[string]bool{}
+	}
+	t.hidden[id] = true
+	if n := len(t.context); n > 0 && t.context[n-1] == m {
+		t.context = t.context[:n-1]
+		return
+	}
+	t.context = t.deriveContext(t.branch(t.leaf))
+}
+
+// hideFrom takes m's entry and every entry after it on the branch out of
+// the context, keeping them in the record (a response a rule cut, and
+// its placeholder results).
+func (t *transcript) hideFrom(m Message) {
+	id := t.entryOf(m)
+	if id == "" {
+		return
+	}
+	if t.hidden == nil {
+		t.hidden = map[string]bool{}
+	}
+	for cur := t.leaf; cur != ""; {
+		t.hidden[cur] = true
+		if cur == id {
+			break
+		}
+		cur = t.entries[t.index[cur]].ParentID
+	}
+	t.context = t.deriveContext(t.branch(t.leaf))
+}
+
+// inContext reports whether m is recorded on the branch and not hidden.
+func (t *transcript) inContext(m Message) bool {
+	id := t.entryOf(m)
+	return id != "" && !t.hidden[id]
+}
+
 // record is what a session's record is installed from: a new session, a
 // file loaded at start-up or by switch_session, a branch, a fork or a
 // clone.
@@ -194,9 +256,9 @@ func newTranscript(entries []*Entry, leaf string, store Store) (transcript, erro
 }
 
 // install makes the session r: a new record, store and identity. Queues,
-// deferred bash records, todos and retry state are cleared, as the
-// original does on a switch. It returns the previous store, for the
-// caller to close. (actor)
+// deferred bash records and retry state are cleared, and the todo list is
+// the one the new branch last wrote, as the original does on a switch. It
+// returns the previous store, for the caller to close. (actor)
 func (s *Session) install(r record) (old Store, err error) {
 	t, err := newTranscript(r.entries, r.leaf, r.store)
 	if err != nil {
@@ -206,10 +268,13 @@ func (s *Session) install(r record) (old Store, err error) {
 	s.set.id, s.set.file, s.set.name = r.id, r.file, r.name
 	s.set.version++
 	queued := len(s.steering)+len(s.followUps) > 0
-	s.steering, s.followUps, s.deferredBash, s.todos = nil, nil, nil, nil
+	s.steering, s.followUps, s.deferredBash = nil, nil, nil
 	if queued {
 		s.queueChanged()
 	}
+	s.restoreTodos()
+	s.restoreTTSR()
+	s.todo.reminders = 0
 	s.retry.attempt = 0
 	s.truncWarned = false
 	return old, nil

@@ -45,7 +45,7 @@ func (s *Session) SendMessage(m *CustomMessage, opts SendOptions) error {
 		if err := s.canRun(); err != nil {
 			return err
 		}
-		s.startRun([]Message{m}, nil)
+		s.startRun([]Message{m}, nil, nil)
 	default:
 		s.emit(MessageStart{Message: m})
 		s.appendMessage(m)

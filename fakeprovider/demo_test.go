@@ -71,7 +71,7 @@ func TestDemo(t *testing.T) {
 		}), []string{
 			"text_start", `text_delta "Hello! "`, `text_delta "I "`, `text_delta "am "`, `text_delta "the "`, `text_delta "xcsh "`,
 			`text_delta "demo "`, `text_delta "model. "`, `text_delta "You "`, `text_delta "said: "`, `text_delta "Ran "`,
-			"text_delta \"`ls`\\n```\\na.txt\\n```demo:thinking\"", "text_end", "usage in=8 out=19 cr=0 cw=0 total=27", `done stop ""`}},
+			"text_delta \"`ls`\\n```\\na.txt\\n\\n```demo:thinking\"", "text_end", "usage in=9 out=19 cr=0 cw=0 total=28", `done stop ""`}},
 		{"bash execution", []engine.Message{&engine.BashExecutionMessage{Command: "ls", Output: "a.txt\nb.txt\n"}}, []string{
 			"text_start", `text_delta "Hello! "`, `text_delta "I "`, `text_delta "am "`, `text_delta "the "`, `text_delta "xcsh "`,
 			`text_delta "demo "`, `text_delta "model."`, "text_end", "usage in=3 out=8 cr=0 cw=0 total=11", `done stop ""`}},

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -54,9 +53,18 @@ var handlers = map[string]handler{
 	"clone":                   (*Server).cmdClone,
 	"export_html":             (*Server).cmdExportHTML,
 	"set_host_tools":          (*Server).cmdSetHostTools,
-	"set_todos":               (*Server).notYet,
-	"compact":                 (*Server).notYet,
-	"set_auto_compaction":     (*Server).notYet,
+	// omp's commands this agent has no counterpart for: answered at once,
+	// with the id, so omp's client does not wait out its timeout.
+	"set_fast_mode":             (*Server).unsupported,
+	"get_subagents":             (*Server).unsupported,
+	"get_subagent_messages":     (*Server).unsupported,
+	"set_subagent_subscription": (*Server).unsupported,
+	"get_login_providers":       (*Server).unsupported,
+	"login":                     (*Server).unsupported,
+	"handoff":                   (*Server).unsupported,
+	"set_todos":                 (*Server).cmdSetTodos,
+	"compact":                   (*Server).cmdCompact,
+	"set_auto_compaction":       (*Server).cmdSetAutoCompaction,
 }
 
 // decode reads the command's fields into v by the reading rule
@@ -281,9 +289,9 @@ func wellFormedReply(c *command) bool {
 	return true
 }
 
-func (s *Server) notYet(c *command) {
-	s.fail(c, fmt.Errorf("%s: %w in this build", c.typ, errNotYet))
-}
+// unsupported answers a command of the family that this agent does not
+// offer (docs/compat.md), with its id.
+func (s *Server) unsupported(c *command) { s.fail(c, errUnsupported) }
 
 // cmdBash runs the command in the background; its response comes when it
 // ends, so commands sent meanwhile (abort_bash, get_state) are answered

@@ -15,8 +15,9 @@ import (
 // host has gone, so the run is aborted and the process should exit.
 var ErrOutputClosed = errors.New("stdout closed")
 
-// errNotYet marks a protocol command this build does not implement yet.
-var errNotYet = errors.New("not supported yet")
+// errUnsupported answers the family's commands this agent has no
+// counterpart for (omp's subagents, fast mode, login, handoff).
+var errUnsupported = errors.New("Not supported by this agent (xcsh-go); see docs/compat.md")
 
 // hostToolFailedText is the result text of a host tool that failed with
 // no text of its own (the original's).
@@ -27,7 +28,9 @@ const hostToolFailedText = "Host tool execution failed"
 var wireSentinels = []error{
 	engine.ErrBusy,
 	engine.ErrEmptySessionName,
-	engine.ErrNoModel,
+	engine.ErrAlreadyCompacted,
+	engine.ErrNothingToCompact,
+	engine.ErrCompactionCancelled,
 }
 
 // wireTexts are the wire strings of the engine's other sentinels; the
@@ -58,6 +61,16 @@ var notUserEntryTexts = map[string]string{
 // wireError maps an error of the command typ to the text a host sees.
 // Sentinels keep their canonical text even when wrapped with context.
 func wireError(typ string, err error) string {
+	if errors.Is(err, engine.ErrNoModel) {
+		if typ == "compact" {
+			return "No model selected" // the compaction's own wording
+		}
+		return engine.ErrNoModel.Error()
+	}
+	var nk *engine.NoAPIKeyError
+	if typ == "compact" && errors.As(err, &nk) {
+		return "No API key for " + nk.Provider
+	}
 	for _, s := range wireSentinels {
 		if errors.Is(err, s) {
 			return s.Error()

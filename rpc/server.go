@@ -77,12 +77,15 @@ var preempt = map[string][]engine.ActivityKind{
 
 // holds says what of the input behind it a command holds until it has
 // answered (see inbox): abort lets the passing frames through while its
-// run winds down; the verbs that switch, write or rename a session hold
-// everything, so the commands after them see their result.
+// run winds down, and so does compact (an abort must reach it, and
+// get_state shows isCompacting meanwhile); the verbs that switch, write
+// or rename a session hold everything, so the commands after them see
+// their result.
 var holds = map[string]hold{
 	"prompt":           holdPassing,
 	"abort":            holdPassing,
 	"abort_and_prompt": holdPassing,
+	"compact":          holdPassing,
 	"new_session":      holdAll,
 	"switch_session":   holdAll,
 	"branch":           holdAll,

@@ -65,7 +65,15 @@ func startBenchEnv(b *testing.B, env []string, args ...string) *benchProc {
 // startBenchRaw starts the binary in RPC mode with exactly these flags.
 func startBenchRaw(b *testing.B, env []string, args ...string) *benchProc {
 	b.Helper()
+	return startBenchIn(b, "", env, args...)
+}
+
+// startBenchIn is startBenchRaw in the working directory dir ("" for the
+// test's).
+func startBenchIn(b *testing.B, dir string, env []string, args ...string) *benchProc {
+	b.Helper()
 	cmd := exec.Command(buildBenchBinary(b), append([]string{"--mode", "rpc"}, args...)...)
+	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "XCSH_DETERMINISTIC=1"), env...)
 	return startCmd(b, cmd)
 }
@@ -261,6 +269,43 @@ func BenchmarkStream5000DeltasFullExtAgentEnd(b *testing.B) { benchStreamExt(b, 
 
 // BenchmarkStream5000DeltasLeanExtAgentEnd: the same in delta mode.
 func BenchmarkStream5000DeltasLeanExtAgentEnd(b *testing.B) { benchStreamExt(b, "delta") }
+
+// ttsrBenchRules are 20 rules of the kinds projects write (literal words,
+// calls, case-insensitive markers, two with no literal text at all), none
+// of which the benchmark's stream matches: the cost measured is watching.
+var ttsrBenchRules = []string{
+	`console\.log\(`, `\bdebugger\b`, `(?i)todo:`, `eval\(`, `FIXME`, `process\.exit\(`, `rm -rf /`,
+	`password\s*=\s*"`, `(?i)hack`, `fmt\.Println\(`, `panic\(`, `TODO\(`, `XXX`, `@ts-ignore`,
+	`eslint-disable`, `print\(f?"`, `\.unwrap\(\)`, `(?i)lorem dolor`, `\d{6,}`, `[A-Z]{8,}`,
+}
+
+// benchStreamRules is benchStream with the 20 rules in the session's
+// .xcsh/rules.
+func benchStreamRules(b *testing.B, mode string) {
+	script := streamScript(b, 5000)
+	dir := b.TempDir()
+	rules := filepath.Join(dir, ".xcsh", "rules")
+	if err := os.MkdirAll(rules, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i, cond := range ttsrBenchRules {
+		body := fmt.Sprintf("---\ncondition: '%s'\n---\nRule %d.\n", cond, i)
+		if err := os.WriteFile(filepath.Join(rules, fmt.Sprintf("r%02d.md", i)), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	benchPrompt(b, func() *benchProc {
+		return startBenchIn(b, dir, nil, "--no-session", "--provider", "fake", "--model", script, "--rpc-updates", mode)
+	})
+}
+
+// BenchmarkStream5000DeltasTTSR20Full and ...Lean: the same streams with
+// 20 TTSR rules watching (compare with BenchmarkStream5000DeltasFull and
+// ...Lean; the target is under 10% more).
+func BenchmarkStream5000DeltasTTSR20Full(b *testing.B) { benchStreamRules(b, "full") }
+
+// BenchmarkStream5000DeltasTTSR20Lean: see BenchmarkStream5000DeltasTTSR20Full.
+func BenchmarkStream5000DeltasTTSR20Lean(b *testing.B) { benchStreamRules(b, "delta") }
 
 // BenchmarkSSEStream5000DeltasOpenAI: a 5,000-delta reply served as SSE by
 // a local OpenAI-compatible server, through the openai-completions

@@ -1,10 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/xcsh-go/xcsh/docs/examples/extensions/wordcount"
@@ -45,10 +53,21 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(stopRealOllama)
 	p := rpctest.Params(filepath.Join(root, "testscripts"), filepath.Join(root, "golden"), func(env *testscript.Env) error {
 		env.Values[apiServersKey{}] = map[string]recorder{}
 		// The example extensions the ext_example_* scenarios run.
 		env.Setenv("XCSH_EXAMPLES", filepath.Join(root, "docs", "examples", "extensions"))
+		env.Setenv("XCSH_REPO_ROOT", root)
+		// Scenarios named ollama_real_* talk to the real Ollama server of
+		// ../shared/ollama, started once for the run that needs it.
+		if strings.HasPrefix(filepath.Base(env.WorkDir), "script-ollama_real") {
+			url, err := realOllama(root)
+			env.Setenv("REAL_OLLAMA", url)
+			if err != nil {
+				env.Setenv("REAL_OLLAMA_ERR", err.Error())
+			}
+		}
 		// The live check talks to a real Ollama only when asked to; other
 		// scenarios never see the developer's OLLAMA_HOST.
 		// The third-party MCP server of mcp_npm_server_everything, when
@@ -65,6 +84,9 @@ func TestScripts(t *testing.T) {
 		switch cond {
 		case "live-ollama":
 			return liveOllama(), nil
+		case "real-ollama":
+			url, err := realOllama(root)
+			return url != "" && err == nil, nil
 		case "mcp-everything-installed":
 			return mcpEverything() != "", nil
 		}
@@ -73,6 +95,7 @@ func TestScripts(t *testing.T) {
 	p.Cmds["apiserver"] = apiServerCmd
 	p.Cmds["mcpserver"] = mcpServerCmd
 	p.Cmds["render"] = renderCmd
+	p.Cmds["docexamples"] = docExamplesCmd
 	testscript.Run(t, p)
 }
 
@@ -194,6 +217,94 @@ func renderCmd(ts *testscript.TestScript, neg bool, args []string) {
 
 func liveOllama() bool {
 	return os.Getenv("OLLAMA_HOST") != "" && os.Getenv("XCSH_LIVE_OLLAMA_MODEL") != ""
+}
+
+// The real Ollama server (v0.17.4 with two tiny deterministic models) that
+// ../shared/ollama/serve.sh starts on a loopback port: started at most once
+// per test run, by the first scenario that needs it, and stopped when
+// TestScripts ends. When it cannot start, the scenarios that need it skip
+// and print why.
+var (
+	realOllamaOnce sync.Once
+	realOllamaURL  string
+	realOllamaPID  int
+	realOllamaDir  string
+	realOllamaErr  error
+)
+
+// serveScript finds serve.sh: $XCSH_OLLAMA_DIR, else a shared/ollama next to
+// the repository or one level above it (worktrees).
+func serveScript(root string) (string, error) {
+	dirs := []string{os.Getenv("XCSH_OLLAMA_DIR"), filepath.Join(root, "..", "shared", "ollama"), filepath.Join(root, "..", "..", "shared", "ollama")}
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if p := filepath.Join(d, "serve.sh"); fileExists(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("serve.sh not found (set XCSH_OLLAMA_DIR to the folder that holds it)")
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func realOllama(root string) (string, error) {
+	realOllamaOnce.Do(func() {
+		script, err := serveScript(root)
+		if err != nil {
+			realOllamaErr = err
+			return
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			realOllamaErr = err
+			return
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		dir, err := os.MkdirTemp("", "xcsh-ollama-")
+		if err != nil {
+			realOllamaErr = err
+			return
+		}
+		realOllamaDir = dir
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "bash", script, dir, strconv.Itoa(port)).Output()
+		if err != nil {
+			realOllamaErr = fmt.Errorf("%s: %v", script, err)
+			return
+		}
+		lines := strings.Fields(string(out))
+		if len(lines) == 0 {
+			realOllamaErr = fmt.Errorf("%s printed no pid", script)
+			return
+		}
+		realOllamaPID, _ = strconv.Atoi(lines[len(lines)-1])
+		realOllamaURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	})
+	return realOllamaURL, realOllamaErr
+}
+
+// stopRealOllama asks the server to stop (SIGTERM: it stops its model
+// runners too), gives it 10 s, then removes its folder.
+func stopRealOllama() {
+	if realOllamaPID > 0 {
+		if p, err := os.FindProcess(realOllamaPID); err == nil && p.Signal(syscall.SIGTERM) == nil {
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if p.Signal(syscall.Signal(0)) != nil {
+					break
+				}
+			}
+		}
+	}
+	if realOllamaDir != "" {
+		os.RemoveAll(realOllamaDir)
+	}
 }
 
 // mcpServerCmd starts the MCP test server over streamable HTTP in this

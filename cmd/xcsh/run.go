@@ -78,11 +78,13 @@ type options struct {
 	systemPrompt, appendSystemPrompt                string
 	rpcUpdates                                      string
 	retryBaseDelay, streamIdleTimeout               time.Duration
+	todoClearDelay                                  time.Duration
 	ui, confirmOutside                              bool
 	confirmBash                                     string
 	confirmTimeout                                  time.Duration
 	maxLineBytes                                    int
 	print, listModels                               bool
+	maxTurns                                        int
 	procs                                           procFlags // procs: keys and sandbox (supervise.go)
 	// The user's setup (resources.go): context files, skills, templates
 	// and MCP servers.
@@ -90,9 +92,10 @@ type options struct {
 	skills, templates, mcpConfigs                []string
 	extensions, extensionFlags                   []string
 	noExtensions                                 bool
+	noRules                                      bool // no TTSR rules
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
-	noTitle, noRules, noLSP, noPTY, allowHome bool
-	providerSessionID                         string
+	noTitle, noLSP, noPTY, allowHome bool
+	providerSessionID                string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -170,10 +173,13 @@ and keys; architecture.md: how it is built).`,
 	f.StringVar(&o.rpcUpdates, "rpc-updates", rpc.UpdatesFull, "message_update frames: full (with partial snapshots) or delta")
 	f.DurationVar(&o.retryBaseDelay, "retry-base-delay", engine.DefaultRetryBase, "first auto-retry wait; doubled for each further attempt")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", engine.DefaultStreamIdleTimeout, "end a model call that sends nothing for this long (retryable); 0 disables")
+	f.DurationVar(&o.todoClearDelay, "todo-clear-delay", engine.DefaultTodoClearDelay, "how long a completed or abandoned todo stays listed (0: at once, negative: never)")
+	f.BoolVar(&o.noRules, "no-rules", false, "do not load TTSR rules (.xcsh/rules, .cursor/rules, ...)")
 	f.BoolVar(&o.ui, "ui", false, "the host answers extension UI dialogs: offers the ask tool")
 	f.StringVar(&o.confirmBash, "confirm-bash", "", "comma-separated command patterns (* and ?) the user must confirm before bash runs them")
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
+	f.IntVar(&o.maxTurns, "max-turns", 0, "end a run after this many model calls when the model keeps calling tools (0: no limit)")
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
 	addProcFlags(f, &o.procs) // procs: supervise.go
 	f.BoolVar(&o.noContextFiles, "no-context-files", false, "do not read AGENTS.md / CLAUDE.md into the system prompt")
@@ -190,7 +196,7 @@ and keys; architecture.md: how it is built).`,
 		p    *bool
 		name string
 	}{
-		{&o.noTitle, "no-title"}, {&o.noRules, "no-rules"}, {&o.noLSP, "no-lsp"},
+		{&o.noTitle, "no-title"}, {&o.noLSP, "no-lsp"},
 		{&o.noPTY, "no-pty"}, {&o.allowHome, "allow-home"},
 	} {
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
@@ -379,7 +385,8 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Hooks: hooks, Commands: commands, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
-		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout),
+		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout), MaxTurns: o.maxTurns,
+		TodoClearDelay: clearDelay(o.todoClearDelay), Cwd: cwd,
 	}
 	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, mcp: mcpServers, ext: extHost,
 		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
@@ -494,6 +501,15 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 func idleTimeout(d time.Duration) time.Duration {
 	if d <= 0 {
 		return -1
+	}
+	return d
+}
+
+// clearDelay maps the flag (0: at once) to the engine's setting (0: the
+// default).
+func clearDelay(d time.Duration) time.Duration {
+	if d == 0 {
+		return time.Nanosecond
 	}
 	return d
 }

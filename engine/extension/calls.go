@@ -652,8 +652,30 @@ func callSetSessionName(ctx context.Context, h *Host, e *ext, sess *engine.Sessi
 	return nil, nil
 }
 
-// callCompact compacts the session. Compaction is not in this build yet
-// (issue 17): the call fails clearly until it is wired here.
+// callCompact compacts the session (the compact command's verb: a run is
+// aborted first) and answers the compaction's result.
 func callCompact(ctx context.Context, h *Host, e *ext, sess *engine.Session, params json.RawMessage, parent *call) ([]byte, error) {
-	return nil, failed(jsonrpc.CodeFailed, "compact: not supported yet in this build")
+	var p struct {
+		CustomInstructions string `json:"customInstructions"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	type outcome struct {
+		res *engine.CompactionResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	sess.Post(func() {
+		sess.Compact(p.CustomInstructions, func(res *engine.CompactionResult, err error) { done <- outcome{res, err} })
+	})
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return nil, failed(jsonrpc.CodeFailed, o.err.Error())
+		}
+		return o.res.AppendJSON(nil), nil
+	case <-ctx.Done():
+		return nil, nil
+	}
 }

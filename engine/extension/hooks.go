@@ -358,57 +358,61 @@ func (h *Host) BeforeSwitch(ctx context.Context, sw engine.SwitchHook) bool {
 	return cancel
 }
 
-// CompactVerdict is what the session_before_compact hook decided: cancel
-// the compaction, or give its summary instead of a model call.
-type CompactVerdict struct {
-	Cancel           bool
-	Summary          string
-	FirstKeptEntryID string
-	Details          []byte
-}
-
-// BeforeCompact asks the extensions subscribed to session_before_compact
-// about a compaction (reason "manual", "threshold" or "overflow"): the
-// first that cancels wins; else the first that supplies a compaction gives
-// its summary. Compaction is not in this build yet (issue 17): once it is,
-// Attach registers this as the session's compaction hook
-// (Session.AddCompactionHook there); it is the one function to wire.
-func (h *Host) BeforeCompact(ctx context.Context, reason, custom string, tokensBefore int64) CompactVerdict {
-	var d CompactVerdict
+// compactionHook is the session's compaction hook (Attach registers it
+// with Session.AddCompactionHook when an extension subscribed to
+// session_before_compact): it asks the subscribed extensions in load
+// order, after the compaction's preparation and before any model call.
+// The first that cancels, or that supplies the compaction (its summary,
+// short summary and details: the entry is then marked fromExtension),
+// decides; lines of additionalContext from the others are added to the
+// summary prompt.
+func (h *Host) compactionHook(ctx context.Context, req *engine.CompactionRequest) engine.CompactionVerdict {
+	var v engine.CompactionVerdict
+	var tokens int64
+	var first string
+	if req.Preparation != nil {
+		tokens, first = req.Preparation.TokensBefore, req.Preparation.FirstKeptEntryID
+	}
 	h.ask(ctx, bitBeforeCompact, "session_before_compact", func(o *obj) {
-		o.str("reason", reason).val("tokensBefore", tokensBefore)
-		if custom != "" {
-			o.str("customInstructions", custom)
+		o.str("reason", req.Reason).val("tokensBefore", tokens).str("firstKeptEntryId", first)
+		if req.CustomInstructions != "" {
+			o.str("customInstructions", req.CustomInstructions)
 		}
 	}, func(raw json.RawMessage) (bool, error) {
 		var r struct {
 			Cancel     bool `json:"cancel"`
 			Compaction *struct {
-				Summary          string          `json:"summary"`
-				FirstKeptEntryID string          `json:"firstKeptEntryId"`
-				Details          json.RawMessage `json:"details"`
+				Summary      string          `json:"summary"`
+				ShortSummary string          `json:"shortSummary"`
+				Details      json.RawMessage `json:"details"`
 			} `json:"compaction"`
+			AdditionalContext []string `json:"additionalContext"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return false, err
 		}
 		if r.Cancel {
-			d = CompactVerdict{Cancel: true}
+			v.Cancel = true
 			return true, nil
 		}
-		if r.Compaction != nil {
-			if r.Compaction.Summary == "" {
+		if c := r.Compaction; c != nil {
+			if c.Summary == "" {
 				return false, errors.New(`"compaction" without a "summary"`)
 			}
-			d = CompactVerdict{Summary: r.Compaction.Summary, FirstKeptEntryID: r.Compaction.FirstKeptEntryID}
-			if r.Compaction.Details != nil && string(r.Compaction.Details) != "null" {
-				d.Details = compact(r.Compaction.Details)
+			res := &engine.CompactionResult{Summary: c.Summary, ShortSummary: c.ShortSummary}
+			if c.Details != nil && string(c.Details) != "null" {
+				if !isObject(c.Details) {
+					return false, errors.New(`"details" is not an object`)
+				}
+				res.Details = compact(c.Details)
 			}
+			v.Result = res
 			return true, nil
 		}
+		v.AdditionalContext = append(v.AdditionalContext, r.AdditionalContext...)
 		return false, nil
 	})
-	return d
+	return v
 }
 
 // Observe implements engine.Hooks: on the executor, it only queues.

@@ -411,10 +411,17 @@ func (h *Host) resubscribe() {
 
 // Attach gives the host the session its extensions work on. Call it
 // before Begin and before the session runs.
+//
+// When an extension subscribed to session_before_compact, the host
+// becomes the session's compaction hook. Attach calls the session (Call):
+// never call it on the executor.
 func (h *Host) Attach(sess *engine.Session) {
 	h.mu.Lock()
 	h.sess = sess
 	h.mu.Unlock()
+	if h.subs.Load()&bitBeforeCompact != 0 {
+		sess.Call(func() { sess.AddCompactionHook(h.compactionHook) })
+	}
 }
 
 // Begin reports the faults found while loading and tells the extensions

@@ -467,19 +467,26 @@ func TestHandshakeFailuresAreReportedAfterBegin(t *testing.T) {
 
 var _ = io.Discard
 
-// The compaction hook (the compaction is not in this build yet): an
-// extension cancels a manual compaction and supplies the summary of an
-// automatic one.
-func TestBeforeCompactHook(t *testing.T) {
+// The compaction hook: an extension cancels a manual compaction, adds
+// context to a threshold one, and a second supplies the summary of an
+// overflow one.
+func TestCompactionHook(t *testing.T) {
 	t.Parallel()
-	r := start(t, nil, 0, `{"name":"compact","on":{"session_before_compact":[
+	r := start(t, nil, 0, `{"name":"a","on":{"session_before_compact":[
 	  {"when":"\"reason\":\"manual\"","run":[{"return":{"cancel":true}}]},
-	  {"run":[{"return":{"compaction":{"summary":"kept by the extension (${event.tokensBefore} tokens)","details":{"by":"ext"}}}}]}]}}`)
-	if d := r.h.BeforeCompact(context.Background(), "manual", "", 0); !d.Cancel {
-		t.Fatalf("manual: %+v", d)
+	  {"run":[{"return":{"additionalContext":["keep the plan (${event.tokensBefore} tokens)"]}}]}]}}`,
+		`{"name":"b","on":{"session_before_compact":[
+	  {"when":"overflow","run":[{"return":{"compaction":{"summary":"by b","details":{"by":"b"}}}}]}]}}`)
+	prep := &engine.CompactionPreparation{TokensBefore: 1200}
+	if v := r.h.compactionHook(context.Background(), &engine.CompactionRequest{Reason: "manual", Preparation: prep}); !v.Cancel {
+		t.Fatalf("manual: %+v", v)
 	}
-	d := r.h.BeforeCompact(context.Background(), "threshold", "", 1200)
-	if d.Cancel || d.Summary != "kept by the extension (1200 tokens)" || string(d.Details) != `{"by":"ext"}` {
-		t.Fatalf("auto: %+v", d)
+	v := r.h.compactionHook(context.Background(), &engine.CompactionRequest{Reason: "threshold", Preparation: prep})
+	if v.Cancel || v.Result != nil || len(v.AdditionalContext) != 1 || v.AdditionalContext[0] != "keep the plan (1200 tokens)" {
+		t.Fatalf("threshold: %+v", v)
+	}
+	v = r.h.compactionHook(context.Background(), &engine.CompactionRequest{Reason: "overflow", Preparation: prep})
+	if v.Result == nil || v.Result.Summary != "by b" || string(v.Result.Details) != `{"by":"b"}` {
+		t.Fatalf("overflow: %+v", v)
 	}
 }

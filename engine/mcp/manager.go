@@ -123,15 +123,21 @@ func (m *Manager) Start(host Host, after <-chan struct{}) {
 			s := newServer(m, c)
 			m.servers = append(m.servers, s)
 		}
-		close(m.loaded)
+		// Every start is begun before loaded is closed: a Settle that sees
+		// loaded then waits for them (begun after, a start could be missed).
+		starts := make([]func(), 0, len(m.servers))
 		for _, s := range m.servers {
 			if ch := s.beginStart(); ch != nil {
-				m.wg.Add(1)
-				go func() {
-					defer m.wg.Done()
-					s.runStart(ch)
-				}()
+				starts = append(starts, func() { s.runStart(ch) })
 			}
+		}
+		close(m.loaded)
+		for _, start := range starts {
+			m.wg.Add(1)
+			go func() {
+				defer m.wg.Done()
+				start()
+			}()
 		}
 	}()
 }

@@ -9,7 +9,7 @@ import (
 
 // Names lists the built-in tools in the order they are offered to the
 // model (and reported by get_state's dumpTools).
-var Names = []string{"read", "write", "edit", "bash", "grep", "find"}
+var Names = []string{"read", "write", "edit", "bash", "grep", "find", "todo_write"}
 
 var constructors = map[string]func(Options) engine.Tool{
 	"read":  NewRead,
@@ -18,6 +18,8 @@ var constructors = map[string]func(Options) engine.Tool{
 	"bash":  NewBash,
 	"grep":  NewGrep,
 	"find":  NewFind,
+	// The agent's plan (DECISIONS: part of the built-in set).
+	"todo_write": NewTodoWrite,
 }
 
 // Builtins returns every built-in tool, and ask when the host has a UI.

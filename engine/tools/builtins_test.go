@@ -19,7 +19,7 @@ func toolNames(tools []engine.Tool) []string {
 
 func TestBuiltinsOrder(t *testing.T) {
 	t.Parallel()
-	want := []string{"read", "write", "edit", "bash", "grep", "find"}
+	want := []string{"read", "write", "edit", "bash", "grep", "find", "todo_write"}
 	if got := toolNames(Builtins(Options{Cwd: t.TempDir()})); !reflect.DeepEqual(got, want) {
 		t.Errorf("Builtins order %v, want %v", got, want)
 	}
@@ -49,8 +49,9 @@ func TestSelect(t *testing.T) {
 		{"spaces trimmed, blanks skipped", []string{" edit ", "", "  ", "edit"}, []string{"edit"}, ""},
 		{"empty list selects nothing", []string{}, []string{}, ""},
 		{"nil selects nothing", nil, []string{}, ""},
-		{"unknown name", []string{"read", "ls"}, nil, `unknown tool "ls" (available: read, write, edit, bash, grep, find)`},
-		{"unknown name first", []string{"todo_write", "read"}, nil, `unknown tool "todo_write" (available: read, write, edit, bash, grep, find)`},
+		{"unknown name", []string{"read", "ls"}, nil, `unknown tool "ls" (available: read, write, edit, bash, grep, find, todo_write)`},
+		{"unknown name first", []string{"todos", "read"}, nil, `unknown tool "todos" (available: read, write, edit, bash, grep, find, todo_write)`},
+		{"optional todo_write", []string{"read", "todo_write"}, []string{"read", "todo_write"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ func TestGetStateIdle(t *testing.T) {
 		t.Errorf("model = %+v", s.Model)
 	}
 	if s.IsStreaming || s.SteeringMode != "one-at-a-time" || s.InterruptMode != "wait" || s.SessionFile != "" ||
-		s.SessionID == "" || s.TodoPhases == nil || len(s.DumpTools) != 6 || s.SystemPrompt == "" {
+		s.SessionID == "" || s.TodoPhases == nil || len(s.DumpTools) != 7 || s.SystemPrompt == "" {
 		t.Errorf("state = %+v", s)
 	}
 }
@@ -121,12 +121,19 @@ func TestUnknownCommandAnsweredWithoutTimeout(t *testing.T) {
 	if _, err := c.GetState(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// Compact, SetTodos and SetAutoCompaction are recognised but not served yet.
+	// A session with nothing in it has nothing to compact.
 	_, err := c.Compact(ctx, "")
-	wantCommandError(t, err, "compact", "not supported yet")
-	_, err = c.SetTodos(ctx, nil)
-	wantCommandError(t, err, "set_todos", "not supported yet")
-	wantCommandError(t, c.SetAutoCompaction(ctx, true), "set_auto_compaction", "not supported yet")
+	wantCommandError(t, err, "compact", "Nothing to compact (session too small)")
+	todos, err := c.SetTodos(ctx, []TodoPhase{{ID: "phase-1", Name: "P", Tasks: []TodoItem{{ID: "task-1", Content: "c", Status: "pending", Details: "dropped"}}}})
+	if err != nil || len(todos) != 1 || todos[0].Tasks[0].Details != "" {
+		t.Fatalf("set_todos: %+v %v", todos, err)
+	}
+	if err := c.SetAutoCompaction(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := c.GetState(ctx); err != nil || s.AutoCompactionEnabled || len(s.TodoPhases) != 1 {
+		t.Fatalf("state %+v %v", s, err)
+	}
 }
 
 func TestSteerAndFollowUpQueued(t *testing.T) {

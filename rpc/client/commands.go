@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 )
 
 // Timing (docs/rpc.md): most commands are answered at once. These wait for
@@ -378,16 +377,22 @@ func (c *Client) GetAvailableCommands(ctx context.Context) ([]Command, error) {
 	return c.commands(ctx, "get_available_commands")
 }
 
-// Compact summarises the context. This build answers
-// "compact: not supported yet in this build".
-func (c *Client) Compact(ctx context.Context, customInstructions string) (json.RawMessage, error) {
-	return c.Call(ctx, "compact", struct {
+// Compact summarises the context with the current model; the answer
+// comes when the summary is in place (an abort cancels it: "Compaction
+// cancelled"). Give ctx a bound that leaves the model time to write.
+func (c *Client) Compact(ctx context.Context, customInstructions string) (*CompactionResult, error) {
+	var out CompactionResult
+	err := c.call(ctx, "compact", struct {
 		CustomInstructions string `json:"customInstructions,omitempty"`
-	}{customInstructions})
+	}{customInstructions}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
-// SetTodos replaces the todo list and returns it as stored. This build
-// answers "set_todos: not supported yet in this build".
+// SetTodos replaces the todo list and returns it as stored (ids, content,
+// status and notes; details are dropped).
 func (c *Client) SetTodos(ctx context.Context, phases []TodoPhase) ([]TodoPhase, error) {
 	if phases == nil {
 		phases = []TodoPhase{}
@@ -401,8 +406,7 @@ func (c *Client) SetTodos(ctx context.Context, phases []TodoPhase) ([]TodoPhase,
 	return out.TodoPhases, err
 }
 
-// SetAutoCompaction turns automatic compaction on or off. This build
-// answers "set_auto_compaction: not supported yet in this build".
+// SetAutoCompaction turns automatic compaction on or off for the session.
 func (c *Client) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	return c.call(ctx, "set_auto_compaction", struct {
 		Enabled bool `json:"enabled"`

@@ -80,6 +80,18 @@ type TodoItem struct {
 	Content string `json:"content"`
 	Status  string `json:"status"`
 	Notes   string `json:"notes,omitempty"`
+	Details string `json:"details,omitempty"` // from todo_write; set_todos drops it
+}
+
+// CompactionResult is the compact command's answer and
+// auto_compaction_end's result.
+type CompactionResult struct {
+	Summary          string          `json:"summary"`
+	ShortSummary     string          `json:"shortSummary,omitempty"`
+	FirstKeptEntryID string          `json:"firstKeptEntryId"`
+	TokensBefore     int64           `json:"tokensBefore"`
+	Details          json.RawMessage `json:"details,omitempty"`
+	PreserveData     json.RawMessage `json:"preserveData,omitempty"`
 }
 
 // ToolInfo is an active tool as get_state.dumpTools lists it.

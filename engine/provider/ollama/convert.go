@@ -31,11 +31,17 @@ func buildRequest(req *engine.Request) (*api.ChatRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	stream := true
+	// truncate false: a prompt that does not fit num_ctx is refused (400
+	// "the input length exceeds the context length"), which the engine
+	// recovers from by compacting, instead of cut from the front without
+	// a word. A server too old for the flag ignores it; the silent
+	// truncation warning still covers that case.
+	stream, truncate := true, false
 	out := &api.ChatRequest{
 		Model:    req.Model.ID,
 		Messages: msgs,
 		Stream:   &stream,
+		Truncate: &truncate,
 		Tools:    tools,
 		Think:    think(req.Model, req.ThinkingLevel),
 		Options:  map[string]any{},

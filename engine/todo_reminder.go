@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Todo completion reminders (agent-core.md §11.2): when the model stops
+// (no tool call, no failure) while tasks are still open, the session tells
+// the host (todo_reminder), adds a hidden developer message listing them
+// to the context (in memory only: not recorded, no message events) and
+// runs again; at most TodoReminderMax times between two user prompts.
+
+// TodoReminderMax is todo.reminders.max.
+const TodoReminderMax = 3
+
+// TodoReminder is the todo_reminder event: the open tasks, and which
+// reminder this is.
+type TodoReminder struct {
+	Todos       []TodoItem // id, content and status are sent
+	Attempt     int
+	MaxAttempts int
+}
+
+// EventType implements Event.
+func (TodoReminder) EventType() string { return "todo_reminder" }
+
+// AppendJSON implements Event.
+func (e TodoReminder) AppendJSON(dst []byte) []byte {
+	dst = append(appendKey(appendType(dst, "todo_reminder"), "todos"), '[')
+	for i, t := range e.Todos {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '{')
+		dst = AppendJSONString(append(dst, `"id":`...), t.ID)
+		dst = appendStringField(dst, "content", t.Content)
+		dst = appendStringField(dst, "status", t.Status)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	dst = appendIntField(dst, "attempt", int64(e.Attempt))
+	dst = appendIntField(dst, "maxAttempts", int64(e.MaxAttempts))
+	return append(dst, '}')
+}
+
+// todoStage is the post-run decision of the reminders, after retry and
+// compaction. (actor)
+func (s *Session) todoStage(r *run, aborted bool) *postRun {
+	msg := r.lastAssistant()
+	if aborted || msg == nil || msg.StopReason == StopError || msg.StopReason == StopAborted ||
+		len(msg.ToolCalls()) > 0 || s.todo.reminders >= TodoReminderMax {
+		return nil
+	}
+	var open []TodoItem
+	var text strings.Builder
+	for _, p := range s.todo.phases {
+		first := true
+		for _, t := range p.Tasks {
+			if !todoOpen(t.Status) {
+				continue
+			}
+			if first {
+				fmt.Fprintf(&text, "- %s\n", p.Name)
+				first = false
+			}
+			fmt.Fprintf(&text, "  - %s\n", t.Content)
+			open = append(open, t)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	s.todo.reminders++
+	attempt := s.todo.reminders
+	s.emit(TodoReminder{Todos: open, Attempt: attempt, MaxAttempts: TodoReminderMax})
+	body := fmt.Sprintf("<system-reminder>\nYou stopped with %d incomplete todo item(s):\n%s\nPlease continue working on these tasks or mark them complete if finished.\n(Reminder %d/%d)\n</system-reminder>",
+		len(open), text.String(), attempt, TodoReminderMax)
+	return &postRun{phase: PhaseRunning, act: ActRun,
+		work: func(ctx context.Context) bool { return ctx.Err() == nil },
+		resume: func(*run) {
+			// Hidden and never recorded: it lives in the context until the
+			// context is derived again (a reload, a compaction).
+			s.rec.context = append(s.rec.context, &DeveloperMessage{
+				Content: []ContentBlock{TextBlock(body)}, Attribution: "agent", Timestamp: s.now(),
+			})
+		}}
+}
