@@ -24,7 +24,6 @@ const (
 	bitSessionShutdown
 	bitModelSelect
 	bitThinkingSelect
-	bitSessionCompact
 
 	bitInput
 	bitBeforeAgentStart
@@ -59,7 +58,6 @@ var names = map[string]uint64{
 	"session_shutdown":        bitSessionShutdown,
 	"model_select":            bitModelSelect,
 	"thinking_level_select":   bitThinkingSelect,
-	"session_compact":         bitSessionCompact,
 	"input":                   bitInput,
 	"before_agent_start":      bitBeforeAgentStart,
 	"context":                 bitContext,
