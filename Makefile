@@ -28,6 +28,9 @@ golden:
 
 bench:
 	$(GO) test -run '^$$' -bench 'ColdStart|IdleMemory|Stream|Load|Append|SwitchSession|ToRequest|CompactionPrepare|TTSR' -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/... ./rpc/
+	# Extensions: a hook's round trip, the tap on an unsubscribed delta, a 5,000-delta session with an
+	# extension subscribed to agent_end only (within 5% of none: the binary's Stream...ExtAgentEnd above).
+	$(GO) test -run '^$$' -bench 'HookRoundTrip|TapDelta|Session5000' -benchmem -benchtime 200x ./engine/extension/
 	# Round trips are microseconds: 20 of them would measure scheduler noise.
 	$(GO) test -run '^$$' -bench 'GetState' -benchmem -benchtime 3000x ./cmd/xcsh/ ./rpc/
 	# Command starts through the supervisor, sandboxed or not (issue 15, issue 21: < 5 ms added), and

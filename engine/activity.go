@@ -49,17 +49,20 @@ const (
 	ActCompaction                         // a compaction
 	ActHostCall                           // a call into a host tool
 	ActDialog                             // an extension UI dialog
+	ActCommand                            // a slash command running (Hooks.Commands)
+	ActExec                               // a shell command run for an extension (Session.Exec)
 )
 
 // AbortKinds are the activities the abort command stops: the run, its
-// retry wait and a compaction (manual or automatic; the original's abort
+// retry wait, a compaction (manual or automatic; the original's abort
 // cannot reach a manual one, rpc-protocol.md §4.3, and we stop it at once
-// with "Compaction cancelled"). Host calls and dialogs started by the run
-// end with it, through the run's context.
-var AbortKinds = []ActivityKind{ActRun, ActRetry, ActCompaction}
+// with "Compaction cancelled"), and shell commands run for extensions
+// (Exec). Host calls and dialogs started by the run end with it, through
+// the run's context.
+var AbortKinds = []ActivityKind{ActRun, ActRetry, ActCompaction, ActExec}
 
 // AllKinds are every kind of activity: what shutting down cancels.
-var AllKinds = []ActivityKind{ActRun, ActBash, ActRetry, ActCompaction, ActHostCall, ActDialog}
+var AllKinds = []ActivityKind{ActRun, ActBash, ActRetry, ActCompaction, ActHostCall, ActDialog, ActCommand, ActExec}
 
 // activities is the cancellation registry. It is the one piece of session
 // state touched from any goroutine (the reader cancels ahead of the

@@ -19,6 +19,7 @@ func (s *Session) ExecuteBash(command string, done func(BashResult, error)) {
 	// original's single shell: a piped script gets its results in order.
 	prev, mine := s.bashTail, make(chan struct{})
 	s.bashTail = mine
+	hooked := s.has(HookUserBash)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -26,7 +27,17 @@ func (s *Session) ExecuteBash(command string, done func(BashResult, error)) {
 		if prev != nil {
 			<-prev
 		}
-		res, err := s.cfg.Shell.Exec(ctx, command)
+		var res BashResult
+		var err error
+		var supplied *BashResult
+		if hooked {
+			supplied = s.cfg.Hooks.UserBash(ctx, command)
+		}
+		if supplied != nil {
+			res = *supplied
+		} else {
+			res, err = s.cfg.Shell.Exec(ctx, command)
+		}
 		remove()
 		cancel(nil)
 		s.Post(func() {
@@ -36,6 +47,20 @@ func (s *Session) ExecuteBash(command string, done func(BashResult, error)) {
 			done(res, err)
 		})
 	}()
+}
+
+// Exec runs a shell command for an extension, under the rules of the RPC
+// bash command (the Shell), and returns its result. It is a cancellable
+// activity of its own kind (ActExec, among AbortKinds): abort stops it.
+// Call it off the executor only.
+func (s *Session) Exec(ctx context.Context, command string) (BashResult, error) {
+	if s.cfg.Shell == nil {
+		return BashResult{}, ErrNoShell
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer s.acts.add(ActExec, cancel)()
+	return s.cfg.Shell.Exec(ctx, command)
 }
 
 // AbortBash cancels every running RPC bash command: Cancel(ActBash).

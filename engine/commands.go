@@ -14,10 +14,14 @@ import "strings"
 //  3. skill ("/skill:name args") and prompt-template ("/name args")
 //     expansion, the commandSources below.
 //
-// Steps 1 and 2 belong to the extensions (issue 18): an inputStage each,
-// put in front of expandCommand in Session.inputs (New). Their commands are
-// listed by a CommandSource in Config.Commands, which comes before the
-// session's resources in every listing.
+// Steps 1 and 2 belong to the extensions (hooks.go): Prompt takes them
+// before the input stages (runExtensionCommand; the Input hook, which
+// waits for another process and so runs on the prompt's own goroutine,
+// the session counting as busy meanwhile), then runs the stages of
+// Session.inputs on the executor. Extension commands are listed by a
+// CommandSource in Config.Commands (the extension host), which comes
+// before the session's resources in every listing; Hooks.RunCommand runs
+// them.
 
 // Sources of slash commands, as get_commands names them.
 const (

@@ -43,9 +43,11 @@
 //
 // # The verbs
 //
-// Every front (rpc today, ACP and the extension host next) drives the
-// session through the same methods, with typed arguments, results and
-// errors; a front maps the errors to its own wire texts. Queries and
+// Every front (rpc, the print and json modes; ACP next) and the
+// extension host drive the session through the same methods, with typed
+// arguments, results and errors; a front maps the errors to its own wire
+// texts. The extension host also uses the verbs no front has: SendMessage,
+// AppendCustomEntry, SetLabel, SetActiveTools, Exec and the UI requests. Queries and
 // settings answer at once (State, Messages, Page, Stats, SelectModel,
 // CycleModel, SetThinkingLevel, SetHostTools). The lifecycle verbs
 // (NewSession, SwitchSession, Branch, Clone, Export, SetSessionName) report
@@ -84,6 +86,25 @@
 // off the executor through the session's Provider; extensions plug in with
 // AddCompactionHook. Todos (todo*.go) are actor state with clear timers on
 // the session's clock.
+//
+// What lives outside the process (extensions) plugs in through one port,
+// Hooks (hooks.go), wired by Config.Hooks: the session asks Has before it
+// builds anything for a hook point, so a point nobody handles costs one
+// call and the hot paths (message_update deltas) none at all. The points:
+// a prompt's text (Input, before anything else; the session counts as
+// busy while it waits, as the original counts a prompt in flight), the
+// accepted prompt (BeforeAgentStart: a message after it, this run's
+// system prompt), each model call (Context replaces what is sent, never
+// the record; BeforeProviderRequest), each tool call after validation
+// (ToolCall: block or rewrite) and its result (ToolResult), the RPC bash
+// command (UserBash), session changes (BeforeSwitch may cancel; the
+// fronts answer cancelled:true), and slash commands (Commands: a prompt
+// "/name args" runs one instead of a model call). Every blocking method
+// is called off the executor, on the goroutine of the work it belongs to,
+// with that work's context. Observe hears session changes that are not
+// Sink events (session_start and _shutdown, model and thinking
+// selection), on the executor. Events themselves reach the extension host
+// through the Sink, which it wraps.
 //
 // # Phases and cancellation
 //

@@ -23,6 +23,9 @@ type run struct {
 	// promptChars is the estimated size of the current request, kept only
 	// for APIs that truncate silently (see truncation.go).
 	promptChars int
+	// systemPrompt replaces the session's for this run when not "" (the
+	// BeforeAgentStart hook).
+	systemPrompt string
 	// overflows counts the compactions this run made after overflow
 	// errors.
 	overflows int
@@ -82,10 +85,15 @@ func (s *Session) decidePostRun(r *run, aborted bool) *postRun {
 // empty slice.
 type streamWatch func(r *run, ev StreamEvent) error
 
-// startRun begins a run with the given prompt messages; with pre, after
-// that work (a compaction before the prompt), which the run starts after
-// whatever its outcome. (actor)
-func (s *Session) startRun(prompts []Message, pre *postRun) {
+// startRun begins a run with the given prompt messages, followed by the
+// custom messages kept for the next turn. With pre, the run starts after
+// that work (a compaction before the prompt), whatever its outcome; with
+// hook (a prompt, when the BeforeAgentStart hook is wanted), after the
+// hook has answered: its messages follow the prompt and its system prompt
+// is the run's. (actor)
+func (s *Session) startRun(prompts []Message, pre *postRun, hook *AgentStartHook) {
+	prompts = append(prompts, s.nextTurn...)
+	s.nextTurn = nil
 	r := &run{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	removeRun := s.acts.add(ActRun, cancel)
@@ -109,16 +117,19 @@ func (s *Session) startRun(prompts []Message, pre *postRun) {
 	var pctx context.Context
 	var pcancel context.CancelCauseFunc
 	var removePre func()
-	if pre == nil {
+	switch {
+	case pre != nil:
+		s.phase = pre.phase
+		pctx, pcancel = context.WithCancelCause(ctx)
+		removePre = s.acts.add(pre.act, pcancel)
+	case hook != nil:
+		s.phase = PhaseRunning // busy while the hook answers
+	default:
 		// The opening events are emitted here, on the actor, so they follow
 		// the prompt's acknowledgement directly and precede anything the
 		// host sends next: a piped transcript is deterministic up to the
 		// model call.
 		open()
-	} else {
-		s.phase = pre.phase
-		pctx, pcancel = context.WithCancelCause(ctx)
-		removePre = s.acts.add(pre.act, pcancel)
 	}
 	s.wg.Add(1)
 	go func() {
@@ -127,6 +138,19 @@ func (s *Session) startRun(prompts []Message, pre *postRun) {
 			pre.work(pctx)
 			removePre()
 			pcancel(nil)
+		}
+		switch {
+		case hook != nil:
+			res := s.cfg.Hooks.BeforeAgentStart(ctx, *hook)
+			s.Call(func() {
+				r.systemPrompt = res.SystemPrompt
+				for _, m := range res.Messages {
+					m.Timestamp = s.now()
+					prompts = append(prompts, m)
+				}
+				open()
+			})
+		case pre != nil:
 			s.Call(open)
 		}
 		s.activity(ctx, r, pending)
@@ -203,6 +227,15 @@ func (s *Session) finishRun(r *run) {
 // (WhenIdle), in the order they were registered. (actor)
 func (s *Session) goIdle() {
 	s.phase = PhaseIdle
+	s.releaseIdle()
+}
+
+// releaseIdle runs the functions waiting for idle if the session is idle
+// (a prompt may still be in its Input hook). (actor)
+func (s *Session) releaseIdle() {
+	if !s.idle() {
+		return
+	}
 	waiters := s.idleWaiters
 	s.idleWaiters = nil
 	for _, w := range waiters {
@@ -241,6 +274,7 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 			}
 			calls++
 			var req *Request
+			var msgs []Message
 			// Tools that change on their own (MCP servers starting, a
 			// changed tool list) are in place before the request is built.
 			s.settleTools(ctx)
@@ -251,9 +285,10 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				for _, p := range pending {
 					s.emitMessage(r, p)
 				}
-				req = s.buildRequest(r)
+				req, msgs = s.buildRequest(r)
 			})
 			firstTurn, pending = false, nil
+			s.hookRequest(ctx, r, req, msgs)
 
 			msg := s.streamAssistant(ctx, r, req)
 			if msg.StopReason == StopError || msg.StopReason == StopAborted {
@@ -312,14 +347,24 @@ func (s *Session) turnLimit(r *run, pending []Message, max int) {
 }
 
 // buildRequest snapshots what the next model call sends, and the tools
-// and model the run resolves this turn against. (actor)
-func (s *Session) buildRequest(r *run) *Request {
+// and model the run resolves this turn against. When the Context hook is
+// wanted it leaves the messages to hookRequest and returns a copy of the
+// context for it instead. (actor)
+func (s *Session) buildRequest(r *run) (*Request, []Message) {
 	r.model = *s.set.model
 	r.tools = s.set.tools
 	req := &Request{
 		Model:        r.model,
 		SystemPrompt: s.set.systemPrompt,
-		Messages:     ConvertToLLM(s.rec.context),
+	}
+	if r.systemPrompt != "" {
+		req.SystemPrompt = r.systemPrompt
+	}
+	var msgs []Message
+	if s.has(HookContext) {
+		msgs = append([]Message(nil), s.rec.context...)
+	} else {
+		req.Messages = ConvertToLLM(s.rec.context)
 	}
 	if s.set.thinking != ThinkingOff {
 		req.ThinkingLevel = s.set.thinking
@@ -330,9 +375,27 @@ func (s *Session) buildRequest(r *run) *Request {
 	r.ttsr, r.ruleCut = s.newTTSRStream(), false
 	r.promptChars = 0
 	if silentTruncationAPIs[r.model.API] && !s.truncWarned {
+		r.promptChars = -1 // measured by hookRequest, once the request is final
+	}
+	return req, msgs
+}
+
+// hookRequest finishes a request off the executor: the Context hook's
+// messages (when buildRequest left them to it) and the
+// BeforeProviderRequest hook. With neither wanted it only measures.
+func (s *Session) hookRequest(ctx context.Context, r *run, req *Request, msgs []Message) {
+	if msgs != nil {
+		if repl := s.cfg.Hooks.Context(ctx, msgs); repl != nil {
+			msgs = repl
+		}
+		req.Messages = ConvertToLLM(msgs)
+	}
+	if s.has(HookBeforeProviderRequest) {
+		s.cfg.Hooks.BeforeProviderRequest(ctx, req)
+	}
+	if r.promptChars < 0 {
 		r.promptChars = promptChars(req)
 	}
-	return req
 }
 
 // streamAssistant runs one model call and returns the finished message.

@@ -35,15 +35,27 @@ func (s *Session) queueChanged() {
 	texts := func(q []queued) []string {
 		out := make([]string, 0, len(q))
 		for _, m := range q {
-			out = append(out, m.msg.Text())
+			out = append(out, queuedText(m.msg))
 		}
 		return out
 	}
 	s.emit(QueueUpdate{Steering: texts(s.steering), FollowUp: texts(s.followUps)})
 }
 
+// queuedText is a queued message's text as queue_update shows it: a user
+// message's, or a custom message's (SendMessage).
+func queuedText(m Message) string {
+	switch v := m.(type) {
+	case *UserMessage:
+		return v.Text()
+	case *CustomMessage:
+		return joinText(v.Content)
+	}
+	return ""
+}
+
 // enqueue adds msg to a queue and announces it. (actor)
-func (s *Session) enqueue(q *[]queued, msg *UserMessage) {
+func (s *Session) enqueue(q *[]queued, msg Message) {
 	*q = append(*q, queued{msg})
 	s.queueChanged()
 }

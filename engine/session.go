@@ -21,6 +21,7 @@ type Config struct {
 	Validator     Validator      // nil: arguments are not validated
 	Shell         Shell          // nil: the RPC bash command is unavailable
 	Host          HostLink       // nil: nothing can be asked of the host
+	Hooks         Hooks          // nil: nothing watches or changes the session (hooks.go)
 	Thinking      ThinkingPolicy // nil: RangePolicy
 	// Gate, when set, may stop a validated tool call before it runs (a
 	// confirmation policy asking the user): a non-nil result is the call's
@@ -134,6 +135,8 @@ type Session struct {
 	run           *run
 	steering      []queued
 	followUps     []queued
+	nextTurn      []Message // custom messages kept for the next prompt (SendMessage)
+	preparing     int       // prompts in their Input hook: busy while any is, as a prompt in flight is in the original
 	steeringMode  string
 	followUpMode  string
 	interruptMode string
@@ -172,7 +175,7 @@ type Session struct {
 }
 
 type queued struct {
-	msg *UserMessage
+	msg Message // a user message, or a custom one (SendMessage)
 }
 
 // New builds a session; call Loop to start its actor.
@@ -295,17 +298,23 @@ func (s *Session) Phase() Phase { return s.phase }
 // the retry wait that belongs to it. (actor)
 func (s *Session) IsStreaming() bool {
 	// A compaction that belongs to a prompt (before it, or after its
-	// agent_end) keeps the prompt in flight, as the original reports it.
-	return s.phase == PhaseRunning || s.phase == PhaseRetrying || (s.phase == PhaseCompacting && s.run != nil)
+	// agent_end) keeps the prompt in flight, as the original reports it;
+	// so does a prompt in its Input hook.
+	return s.phase == PhaseRunning || s.phase == PhaseRetrying || (s.phase == PhaseCompacting && s.run != nil) ||
+		s.preparing > 0
 }
+
+// idle reports whether nothing is going on: no phase of work and no
+// prompt in its Input hook. (actor)
+func (s *Session) idle() bool { return s.phase == PhaseIdle && s.preparing == 0 }
 
 // IsCompacting reports whether a compaction is under way. (actor)
 func (s *Session) IsCompacting() bool { return s.phase == PhaseCompacting }
 
 // WhenIdle calls fn on the actor once the session is idle (at once if it
-// is): no run and no post-run work. (actor)
+// is): no run, no post-run work and no prompt in its Input hook. (actor)
 func (s *Session) WhenIdle(fn func()) {
-	if s.phase == PhaseIdle {
+	if s.idle() {
 		fn()
 		return
 	}
@@ -325,19 +334,100 @@ type PromptOptions struct {
 	// StreamingBehavior is "steer" or "followUp" to queue the message when a
 	// run is active; empty means fail with ErrBusy then.
 	StreamingBehavior string
+	// Source is where the prompt comes from, as the Input hook sees it:
+	// "rpc" when empty, "extension" for an extension's sendUserMessage.
+	Source string
+	// Failed receives, on the executor, a failure found after the Input
+	// hook ran (busy, no model): Prompt has returned nil by then. nil
+	// drops it.
+	Failed func(error)
+	// Taken, if set, is called on the executor once the prompt has left
+	// its input steps (started, queued, consumed or failed): at once,
+	// or after the Input hook. A front that keeps its input in order holds
+	// what follows the prompt until then (rpc does).
+	Taken func()
+}
+
+func (o PromptOptions) taken() {
+	if o.Taken != nil {
+		o.Taken()
+	}
 }
 
 // Prompt starts a run with a user message, or queues it when a run is
-// active and opts say how. The text first passes the input stages
-// (commands.go): a skill or template it names is expanded, and a stage
-// may consume it (no run, no error). (actor)
+// active and opts say how. The text first takes the input steps of
+// commands.go, in the family's order: a slash command of an extension runs
+// instead (even during a run: the prompt is consumed); the Input hook, when
+// wanted, sees it (on a goroutine of the prompt: the session counts as busy
+// meanwhile, and what follows reports its failure through opts.Failed);
+// then a skill or template it names is expanded. opts.Taken, if set, is
+// called once all that is over. (actor)
 func (s *Session) Prompt(text string, opts PromptOptions) error {
-	in, handled := s.prepareInput(Input{Text: text, Images: opts.Images})
+	in := Input{Text: text, Images: opts.Images}
+	if _, handled := s.runExtensionCommand(in); handled {
+		opts.taken()
+		return nil
+	}
+	if s.has(HookInput) {
+		s.promptHooked(in, opts)
+		return nil
+	}
+	defer opts.taken()
+	return s.promptInput(in, opts)
+}
+
+// promptHooked passes a prompt through the Input hook off the executor,
+// then goes on with what it decided. The hook's wait is a run activity:
+// abort ends it, and the prompt is dropped. (actor)
+func (s *Session) promptHooked(in Input, opts PromptOptions) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	remove := s.acts.add(ActRun, cancel)
+	s.preparing++
+	source := opts.Source
+	if source == "" {
+		source = "rpc"
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		res := s.cfg.Hooks.Input(ctx, InputHook{Text: in.Text, Images: in.Images, Source: source})
+		aborted := ctx.Err() != nil
+		remove()
+		cancel(nil)
+		s.Call(func() {
+			s.preparing--
+			defer s.releaseIdle()
+			defer opts.taken()
+			if aborted || res.Action == InputHandled {
+				return
+			}
+			if res.Action == InputTransform {
+				in.Text = res.Text
+				if res.Images != nil {
+					in.Images = res.Images
+				}
+			}
+			if err := s.promptInput(in, opts); err != nil && opts.Failed != nil {
+				opts.Failed(err)
+			}
+		})
+	}()
+}
+
+// promptInput is Prompt past the extensions' steps: the remaining input
+// stages (expansion), then the prompt itself. (actor)
+func (s *Session) promptInput(in Input, opts PromptOptions) error {
+	in, handled := s.prepareInput(in)
 	if handled {
 		return nil
 	}
-	msg := s.userMessage(in.Text, in.Images)
-	if s.phase != PhaseIdle {
+	return s.prompt(in.Text, in.Images, opts)
+}
+
+// prompt starts a run with a prepared text, or queues it. (actor)
+func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions) error {
+	msg := s.userMessage(text, images)
+	if !s.idle() {
 		switch opts.StreamingBehavior {
 		case "":
 			return ErrBusy
@@ -348,38 +438,44 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 		}
 		return nil
 	}
-	if s.set.model == nil {
-		return ErrNoModel
+	if err := s.canRun(); err != nil {
+		return err
 	}
-	if s.cfg.Models != nil && !s.cfg.Models.HasKey(*s.set.model) {
-		e := &NoAPIKeyError{Provider: s.set.model.Provider}
-		if h, ok := s.cfg.Models.(KeyHinter); ok {
-			e.Hint = h.KeyHint(e.Provider)
-		}
-		return e
+	var hook *AgentStartHook
+	if s.has(HookBeforeAgentStart) {
+		hook = &AgentStartHook{Prompt: text, Images: images, SystemPrompt: s.set.systemPrompt}
 	}
 	s.todo.reminders = 0 // the reminders count from the last user prompt
 	var pre *postRun
 	if reason, last := s.promptCompaction(); reason != "" {
 		pre = s.preCompaction(reason, last)
 	}
-	s.startRun([]Message{msg}, pre)
+	s.startRun([]Message{msg}, pre, hook)
 	return nil
 }
 
 // Steer queues a steering message (delivered at the next turn boundary).
-// A skill or template it names is expanded first, as the original does.
-// (actor)
-func (s *Session) Steer(text string, images []ContentBlock) {
+// A text naming an extension's slash command fails with a
+// *CommandQueueError; a skill or template it names is expanded, as the
+// original does. (actor)
+func (s *Session) Steer(text string, images []ContentBlock) error {
+	if name, _, ok := s.extensionCommand(text); ok {
+		return &CommandQueueError{Name: name}
+	}
 	in, _ := s.expandCommand(Input{Text: text, Images: images})
 	s.enqueue(&s.steering, s.userMessage(in.Text, in.Images))
+	return nil
 }
 
-// FollowUp queues a follow-up (delivered when the run would stop), its
-// skill or template expanded. (actor)
-func (s *Session) FollowUp(text string, images []ContentBlock) {
+// FollowUp queues a follow-up (delivered when the run would stop), with
+// Steer's rules. (actor)
+func (s *Session) FollowUp(text string, images []ContentBlock) error {
+	if name, _, ok := s.extensionCommand(text); ok {
+		return &CommandQueueError{Name: name}
+	}
 	in, _ := s.expandCommand(Input{Text: text, Images: images})
 	s.enqueue(&s.followUps, s.userMessage(in.Text, in.Images))
+	return nil
 }
 
 func (s *Session) userMessage(text string, images []ContentBlock) *UserMessage {

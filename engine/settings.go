@@ -21,14 +21,22 @@ func (s *Session) Tools() []Tool { return s.set.tools }
 // SetModel selects a model, records a model_change entry, and clamps the
 // thinking level to what the model supports (recording the change, if
 // any). The next model call uses it. (actor)
-func (s *Session) SetModel(m Model) {
+func (s *Session) SetModel(m Model) { s.setModel(m, "set") }
+
+// setModel is SetModel; the hooks are told the source of the change.
+// (actor)
+func (s *Session) setModel(m Model, source string) {
+	prev := s.set.model
 	s.set.model = &m
 	s.set.version++
 	s.appendEntry(&Entry{Type: EntryModelChange, Model: m.Provider + "/" + m.ID})
 	if l := s.cfg.Thinking.Clamp(m, s.set.thinking); l != s.set.thinking {
+		prevLevel := s.set.thinking
 		s.set.thinking = l
 		s.appendEntry(&Entry{Type: EntryThinkingLevelChange, ThinkingLevel: l})
+		s.observe(SessionEvent{Kind: ThinkingSelect, Level: l, PreviousLevel: prevLevel})
 	}
+	s.observe(SessionEvent{Kind: ModelSelect, Model: &m, Previous: prev, Source: source})
 }
 
 // SetThinkingLevel sets the thinking level as set_thinking_level does
@@ -47,9 +55,11 @@ func (s *Session) SetThinkingLevel(l ThinkingLevel) ThinkingLevel {
 	if l == s.set.thinking {
 		return l
 	}
+	prev := s.set.thinking
 	s.set.thinking = l
 	s.set.version++
 	s.appendEntry(&Entry{Type: EntryThinkingLevelChange, ThinkingLevel: l})
+	s.observe(SessionEvent{Kind: ThinkingSelect, Level: l, PreviousLevel: prev})
 	return l
 }
 
@@ -73,6 +83,14 @@ func (s *Session) CycleThinkingLevel() (ThinkingLevel, bool) {
 func (s *Session) SetTools(tools []Tool) {
 	s.set.tools = append([]Tool(nil), tools...)
 	s.set.version++
+}
+
+// SetActiveTools replaces the tool set offered to the model, as SetTools
+// does, and rebuilds the system prompt for it (Config.RebuildPrompt), as
+// set_host_tools does. (actor)
+func (s *Session) SetActiveTools(tools []Tool) {
+	s.SetTools(tools)
+	s.rebuildPrompt()
 }
 
 // SetSystemPrompt replaces the system prompt from the next model call.
@@ -138,6 +156,13 @@ func (s *Session) restoreRecorded(keepModel, keepThinking bool) {
 	if model != nil {
 		level = s.cfg.Thinking.Clamp(*model, level)
 	}
+	prevModel, prevLevel := s.set.model, s.set.thinking
 	s.set.model, s.set.thinking = model, level
 	s.set.version++
+	if model != nil && (prevModel == nil || prevModel.Provider != model.Provider || prevModel.ID != model.ID) {
+		s.observe(SessionEvent{Kind: ModelSelect, Model: model, Previous: prevModel, Source: "restore"})
+	}
+	if level != prevLevel {
+		s.observe(SessionEvent{Kind: ThinkingSelect, Level: level, PreviousLevel: prevLevel})
+	}
 }

@@ -190,6 +190,29 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool, orde
 	if ctx.Err() != nil {
 		return errorResult("Operation aborted")
 	}
+	// The ToolCall hook sees validated arguments and may block the call or
+	// rewrite them (they are not validated again, as in the original).
+	if s.has(HookToolCall) {
+		d := s.cfg.Hooks.ToolCall(ctx, ToolCallHook{ID: call.ID, Name: call.Name, Input: args})
+		if d.Block {
+			if d.Reason == "" {
+				d.Reason = BlockedMessage
+			}
+			return errorResult(d.Reason)
+		}
+		if d.Input != nil {
+			args = d.Input
+		}
+	}
+	out := s.execTool(ctx, call, tool, args, order)
+	if s.has(HookToolResult) {
+		out = s.cfg.Hooks.ToolResult(ctx, ToolCallHook{ID: call.ID, Name: call.Name, Input: args}, out)
+	}
+	return out
+}
+
+// execTool runs a call past its checks: the gate, then the tool.
+func (s *Session) execTool(ctx context.Context, call ContentBlock, tool Tool, args []byte, order *sendOrder) ToolResult {
 	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order}, order: order, Todos: s.todosNow}
 	if s.cfg.Gate != nil {
 		if res := s.cfg.Gate(ctx, tc); res != nil {

@@ -325,8 +325,16 @@ func (s *Session) saveResumed() {
 	s.notify("info", "The session is being saved again: every entry is in "+s.set.file+".")
 }
 
-// appendMessage records a finished message. (actor)
-func (s *Session) appendMessage(m Message) { s.appendEntry(&Entry{Type: EntryMessage, Message: m}) }
+// appendMessage records a finished message: a custom message as a
+// custom_message entry, as the original records it, any other as a
+// message entry. (actor)
+func (s *Session) appendMessage(m Message) {
+	if c, ok := m.(*CustomMessage); ok {
+		s.appendEntry(&Entry{Type: EntryCustomMessage, CustomMessage: c, Timestamp: c.Timestamp})
+		return
+	}
+	s.appendEntry(&Entry{Type: EntryMessage, Message: m})
+}
 
 // storeCtx is the context persistence runs under: never cancelled, so an
 // abort still records what the aborted run produced.

@@ -252,3 +252,54 @@ func (e UIEditorText) AppendJSON(dst []byte) []byte {
 func (s *Session) setStatus(key, text string) {
 	s.emit(UIStatus{ID: s.cfg.IDs.NewID("ui"), Key: key, Text: text})
 }
+
+// The fire-and-forget UI requests a front or the extension host asks for
+// (an extension's ui.notify, setStatus, setWidget, setTitle,
+// setEditorText). Each is emitted with a fresh UI id. (actor)
+
+// UINotify shows a message to the host's user; kind is "info", "warning",
+// "error" or "" (omitted).
+func (s *Session) UINotify(kind, message string) { s.notify(kind, message) }
+
+// UISetStatus sets (or, with text "", clears) a keyed status line.
+func (s *Session) UISetStatus(key, text string) { s.setStatus(key, text) }
+
+// UISetWidget shows keyed lines above or below the host's editor; nil
+// lines remove the widget.
+func (s *Session) UISetWidget(key string, lines []string, placement string) {
+	s.emit(UIWidget{ID: s.cfg.IDs.NewID("ui"), Key: key, Lines: lines, Placement: placement})
+}
+
+// UISetTitle names the host's window, only when the host asked for titles
+// (Config.AnnounceName, pi's PI_RPC_EMIT_TITLE); otherwise it is dropped,
+// as the original drops an extension's setTitle.
+func (s *Session) UISetTitle(title string) {
+	if s.cfg.AnnounceName {
+		s.EmitSetTitle(title)
+	}
+}
+
+// UISetEditorText puts text in the host's input box.
+func (s *Session) UISetEditorText(text string) {
+	s.emit(UIEditorText{ID: s.cfg.IDs.NewID("ui"), Text: text})
+}
+
+// ExtensionError is the extension_error frame (rpc-protocol §6.5): an
+// extension failed while handling Event ("command" for a slash command).
+type ExtensionError struct {
+	ExtensionPath, Event, Error string
+}
+
+// EventType implements Event.
+func (ExtensionError) EventType() string { return "extension_error" }
+
+// AppendJSON implements Event.
+func (e ExtensionError) AppendJSON(dst []byte) []byte {
+	dst = appendStringField(appendType(dst, "extension_error"), "extensionPath", e.ExtensionPath)
+	dst = appendStringField(dst, "event", e.Event)
+	dst = appendStringField(dst, "error", e.Error)
+	return append(dst, '}')
+}
+
+// ReportExtensionError emits an extension_error frame. (actor)
+func (s *Session) ReportExtensionError(e ExtensionError) { s.emit(e) }

@@ -88,7 +88,6 @@ func (s *Session) SetHostTools(defs []HostToolDef) ([]string, error) {
 			tools = append(tools, s.NewHostTool(d))
 		}
 	}
-	s.SetTools(tools)
-	s.rebuildPrompt()
+	s.SetActiveTools(tools)
 	return names, nil
 }

@@ -74,7 +74,7 @@ func (s *Session) CycleModel() (c ModelCycle, ok bool) {
 			}
 		}
 	}
-	s.SetModel(next.Model)
+	s.setModel(next.Model, "cycle")
 	if scoped && next.Thinking != "" {
 		s.SetThinkingLevel(next.Thinking)
 	}

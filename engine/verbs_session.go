@@ -54,14 +54,30 @@ func (s *Session) createRecord(id, parent string, entries []*Entry) (Store, stri
 }
 
 // replaceWith installs a new record, store and identity (see install),
-// and closes the previous store off the executor. (actor)
-func (s *Session) replaceWith(r record) error {
+// and closes the previous store off the executor. The hooks see the old
+// session end and the new one start, for reason. (actor)
+func (s *Session) replaceWith(r record, reason string) error {
+	prev := s.set.file
+	s.observe(SessionEvent{Kind: SessionShutdown})
 	old, err := s.install(r)
 	if err != nil {
 		return err
 	}
 	s.closeStore(old)
+	s.observe(SessionEvent{Kind: SessionStart, Reason: reason, PreviousFile: prev})
 	return nil
+}
+
+// beforeSwitch asks the hooks whether a session change may go ahead (off
+// the executor: they may wait for an extension), then calls then on the
+// executor; without a hook for h, at once. (actor)
+func (s *Session) beforeSwitch(h Hook, sw SwitchHook, then func(cancelled bool)) {
+	if !s.has(h) {
+		then(false)
+		return
+	}
+	var cancel bool
+	s.background(func() { cancel = s.cfg.Hooks.BeforeSwitch(context.Background(), sw) }, func() { then(cancel) })
 }
 
 // closeStore makes a store that is no longer the session's durable and
@@ -83,6 +99,16 @@ func (s *Session) closeStore(st Store) {
 // NewSession starts an empty session, recording parent as its parent
 // session, once a running prompt has been aborted. (actor)
 func (s *Session) NewSession(parent string, done func(error)) {
+	s.beforeSwitch(HookBeforeSwitch, SwitchHook{Reason: "new"}, func(cancelled bool) {
+		if cancelled {
+			done(ErrSwitchCancelled)
+			return
+		}
+		s.newSession(parent, done)
+	})
+}
+
+func (s *Session) newSession(parent string, done func(error)) {
 	s.Abort(func() {
 		s.switching()
 		id := s.cfg.IDs.NewID("session")
@@ -91,7 +117,7 @@ func (s *Session) NewSession(parent string, done func(error)) {
 		var err error
 		s.background(func() { store, file, err = s.createRecord(id, parent, nil) }, func() {
 			if err == nil {
-				err = s.replaceWith(record{id: id, file: file, store: store})
+				err = s.replaceWith(record{id: id, file: file, store: store}, "new")
 			}
 			done(err)
 			s.switched()
@@ -110,6 +136,16 @@ func (s *Session) SwitchSession(path string, done func(error)) {
 		done(ErrNoSessionFiles)
 		return
 	}
+	s.beforeSwitch(HookBeforeSwitch, SwitchHook{Reason: "resume", Target: path}, func(cancelled bool) {
+		if cancelled {
+			done(ErrSwitchCancelled)
+			return
+		}
+		s.switchSession(path, done)
+	})
+}
+
+func (s *Session) switchSession(path string, done func(error)) {
 	var l *LoadedSession
 	var err error
 	s.background(func() { l, err = s.cfg.Files.Open(path) }, func() {
@@ -118,7 +154,7 @@ func (s *Session) SwitchSession(path string, done func(error)) {
 			return
 		}
 		s.Abort(func() {
-			err := s.replaceWith(record{id: l.ID, file: l.File, name: l.Name, store: l.Store, entries: l.Entries, leaf: l.Leaf})
+			err := s.replaceWith(record{id: l.ID, file: l.File, name: l.Name, store: l.Store, entries: l.Entries, leaf: l.Leaf}, "resume")
 			if err == nil {
 				s.restoreRecorded(false, false)
 			}
@@ -136,7 +172,7 @@ func (s *Session) Resume(l *LoadedSession, keepModel, keepThinking bool) error {
 	if s.phase != PhaseIdle {
 		return ErrBusySwitch
 	}
-	if err := s.replaceWith(record{id: l.ID, file: l.File, name: l.Name, store: l.Store, entries: l.Entries, leaf: l.Leaf}); err != nil {
+	if err := s.replaceWith(record{id: l.ID, file: l.File, name: l.Name, store: l.Store, entries: l.Entries, leaf: l.Leaf}, "resume"); err != nil {
 		return err
 	}
 	s.restoreRecorded(keepModel, keepThinking)
@@ -154,28 +190,40 @@ func (s *Session) Branch(entryID string, done func(text string, err error)) {
 		done("", ErrNotUserEntry)
 		return
 	}
-	s.Abort(func() {
-		var entries []*Entry
-		if parent != "" {
-			entries = s.BranchEntries(parent)
+	s.beforeSwitch(HookBeforeFork, SwitchHook{Reason: "fork", EntryID: entryID}, func(cancelled bool) {
+		if cancelled {
+			done(text, ErrSwitchCancelled)
+			return
 		}
-		s.copyInto(entries, parent, "", func(err error) { done(text, err) })
+		s.Abort(func() {
+			var entries []*Entry
+			if parent != "" {
+				entries = s.BranchEntries(parent)
+			}
+			s.copyInto(entries, parent, "", "fork", func(err error) { done(text, err) })
+		})
 	})
 }
 
 // Clone copies the current branch into a new session, which becomes
 // current, keeping its name. (actor)
 func (s *Session) Clone(done func(error)) {
-	s.Abort(func() {
-		leaf := s.rec.leaf
-		s.copyInto(s.BranchEntries(leaf), leaf, s.set.name, done)
+	s.beforeSwitch(HookBeforeFork, SwitchHook{Reason: "clone", EntryID: s.rec.leaf}, func(cancelled bool) {
+		if cancelled {
+			done(ErrSwitchCancelled)
+			return
+		}
+		s.Abort(func() {
+			leaf := s.rec.leaf
+			s.copyInto(s.BranchEntries(leaf), leaf, s.set.name, "clone", done)
+		})
 	})
 }
 
 // copyInto writes entries into a new session whose parent is the current
 // one, and makes it current with leaf and name. The session is idle.
 // (actor)
-func (s *Session) copyInto(entries []*Entry, leaf, name string, done func(error)) {
+func (s *Session) copyInto(entries []*Entry, leaf, name, reason string, done func(error)) {
 	s.switching()
 	id := s.cfg.IDs.NewID("session")
 	parent := s.set.file
@@ -184,7 +232,7 @@ func (s *Session) copyInto(entries []*Entry, leaf, name string, done func(error)
 	var err error
 	s.background(func() { store, file, err = s.createRecord(id, parent, entries) }, func() {
 		if err == nil {
-			err = s.replaceWith(record{id: id, file: file, name: name, store: store, entries: entries, leaf: leaf})
+			err = s.replaceWith(record{id: id, file: file, name: name, store: store, entries: entries, leaf: leaf}, reason)
 		}
 		done(err)
 		s.switched()

@@ -117,14 +117,19 @@ func (s *Server) parsePrompt(c *command) (*promptArgs, bool) {
 }
 
 // cmdPrompt acknowledges at once; a failure to start comes as a second
-// response with the same id, always after the success frame.
+// response with the same id, always after the success frame. The input
+// behind the prompt waits (holdPassing) until the prompt has left its
+// input steps: at once, or once an extension's input hook has answered,
+// so a piped "prompt, prompt" keeps its order.
 func (s *Server) cmdPrompt(c *command) {
 	a, ok := s.parsePrompt(c)
 	if !ok {
 		return
 	}
 	s.ok(c, nil)
-	if err := s.sess.Prompt(*a.Message, engine.PromptOptions{Images: images(a.Images), StreamingBehavior: a.StreamingBehavior}); err != nil {
+	opts := engine.PromptOptions{Images: images(a.Images), StreamingBehavior: a.StreamingBehavior,
+		Failed: func(err error) { s.fail(c, err) }, Taken: c.later()}
+	if err := s.sess.Prompt(*a.Message, opts); err != nil {
 		s.fail(c, err)
 	}
 }
@@ -147,20 +152,19 @@ func (s *Server) cmdAbortAndPrompt(c *command) {
 	release := c.later()
 	s.sess.Abort(func() {
 		s.ok(c, nil)
-		if err := s.sess.Prompt(*a.Message, engine.PromptOptions{Images: images(a.Images)}); err != nil {
+		opts := engine.PromptOptions{Images: images(a.Images), Failed: func(err error) { s.fail(c, err) }, Taken: release}
+		if err := s.sess.Prompt(*a.Message, opts); err != nil {
 			s.fail(c, err)
 		}
-		release()
 	})
 }
 
-func (s *Server) queueCmd(c *command, enqueue func(text string, images []engine.ContentBlock)) {
+func (s *Server) queueCmd(c *command, enqueue func(text string, images []engine.ContentBlock) error) {
 	a, ok := s.parsePrompt(c)
 	if !ok {
 		return
 	}
-	enqueue(*a.Message, images(a.Images))
-	s.ok(c, nil)
+	s.answer(c, nil, enqueue(*a.Message, images(a.Images)))
 }
 
 func (s *Server) cmdSteer(c *command)    { s.queueCmd(c, s.sess.Steer) }

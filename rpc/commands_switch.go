@@ -1,5 +1,11 @@
 package rpc
 
+import (
+	"errors"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
 // The session lifecycle commands. Each holds the input behind it until it
 // has answered (holds: holdAll), takes the hold's release with c.later(),
 // and calls the session's verb, which answers on the executor when the
@@ -20,14 +26,23 @@ func (s *Server) cmdNewSession(c *command) {
 	}
 	release := c.later()
 	s.sess.NewSession(parent, func(err error) {
-		s.answer(c, notCancelled, err)
+		s.answerSwitch(c, err)
 		release()
 	})
 }
 
-// notCancelled is the data of a session switch that went ahead (an
-// extension could cancel one in the original).
+// notCancelled is the data of a session switch that went ahead.
 var notCancelled = []byte(`{"cancelled":false}`)
+
+// answerSwitch answers a session switch: {"cancelled":true} when a hook
+// (an extension) cancelled it, else as answer does.
+func (s *Server) answerSwitch(c *command, err error) {
+	if errors.Is(err, engine.ErrSwitchCancelled) {
+		s.ok(c, []byte(`{"cancelled":true}`))
+		return
+	}
+	s.answer(c, notCancelled, err)
+}
 
 // cmdSwitchSession continues the session file at sessionPath.
 func (s *Server) cmdSwitchSession(c *command) {
@@ -37,7 +52,7 @@ func (s *Server) cmdSwitchSession(c *command) {
 	}
 	release := c.later()
 	s.sess.SwitchSession(path, func(err error) {
-		s.answer(c, notCancelled, err)
+		s.answerSwitch(c, err)
 		release()
 	})
 }
@@ -56,14 +71,15 @@ func (s *Server) branchFrom(c *command) {
 	release := c.later()
 	s.sess.Branch(entryID, func(text string, err error) {
 		defer release()
-		if err != nil {
+		cancelled := errors.Is(err, engine.ErrSwitchCancelled)
+		if err != nil && !cancelled {
 			s.fail(c, err)
 			return
 		}
 		s.okJSON(c, struct {
 			Text      string `json:"text"`
 			Cancelled bool   `json:"cancelled"`
-		}{text, false})
+		}{text, cancelled})
 	})
 }
 
@@ -72,7 +88,7 @@ func (s *Server) branchFrom(c *command) {
 func (s *Server) cmdClone(c *command) {
 	release := c.later()
 	s.sess.Clone(func(err error) {
-		s.answer(c, notCancelled, err)
+		s.answerSwitch(c, err)
 		release()
 	})
 }

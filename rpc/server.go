@@ -32,6 +32,11 @@ type Options struct {
 	// GrowOutput, if set, is called once before the first large frame (the
 	// CLI enlarges the stdout pipe there).
 	GrowOutput func()
+	// Started, if set, is called once the ready frame is written and the
+	// session runs, before the first command is handled: frames it makes
+	// come right after ready (the extension host reports its load failures
+	// there). Replies to the agent's requests are already read meanwhile.
+	Started func()
 }
 
 // Server is the RPC front of one session: it frames stdin, dispatches
@@ -77,6 +82,7 @@ var preempt = map[string][]engine.ActivityKind{
 // or rename a session hold everything, so the commands after them see
 // their result.
 var holds = map[string]hold{
+	"prompt":           holdPassing,
 	"abort":            holdPassing,
 	"abort_and_prompt": holdPassing,
 	"compact":          holdPassing,
@@ -165,6 +171,9 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	go func() { s.sess.Loop(); close(actorDone) }()
 	s.in.init(s.opts.MaxLineBytes)
 	go s.readLoop(in)
+	if s.opts.Started != nil {
+		s.opts.Started()
+	}
 	go s.dispatchLoop()
 
 	var err error
@@ -189,6 +198,9 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 			return err
 		}
 	}
+	// Slash commands may wait for ever (on an extension); the drain never
+	// waits for them, and neither may Close.
+	s.sess.Cancel(engine.ActCommand)
 	s.sess.Stop()
 	<-actorDone
 	s.sess.Close()

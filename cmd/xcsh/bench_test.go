@@ -235,6 +235,41 @@ func BenchmarkStream5000DeltasFull(b *testing.B) { benchStream(b, "full") }
 // BenchmarkStream5000DeltasLean: --rpc-updates=delta.
 func BenchmarkStream5000DeltasLean(b *testing.B) { benchStream(b, "delta") }
 
+// benchExtension builds the scripted test extension and makes a directory
+// extension of plan; it returns the directory.
+func benchExtension(b *testing.B, plan string) string {
+	b.Helper()
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "xcsh-testext")
+	out, err := exec.Command("go", "build", "-o", bin, "../../engine/extension/exttest/cmd/xcsh-testext").CombinedOutput()
+	if err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	manifest := fmt.Sprintf(`{"command":[%q,"./plan.json"]}`, bin)
+	for name, data := range map[string]string{"extension.json": manifest, "plan.json": plan} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func benchStreamExt(b *testing.B, mode string) {
+	script := streamScript(b, 5000)
+	ext := benchExtension(b, `{"name":"end","on":{"agent_end":[{"run":[]}]}}`)
+	benchPrompt(b, func() *benchProc {
+		return startBench(b, "--provider", "fake", "--model", script, "--rpc-updates", mode, "--extension", ext)
+	})
+}
+
+// BenchmarkStream5000DeltasFullExtAgentEnd: the full stream with one
+// extension subscribed to agent_end only: within 5% of the stream with
+// none (the deltas cost it one atomic load each).
+func BenchmarkStream5000DeltasFullExtAgentEnd(b *testing.B) { benchStreamExt(b, "full") }
+
+// BenchmarkStream5000DeltasLeanExtAgentEnd: the same in delta mode.
+func BenchmarkStream5000DeltasLeanExtAgentEnd(b *testing.B) { benchStreamExt(b, "delta") }
+
 // ttsrBenchRules are 20 rules of the kinds projects write (literal words,
 // calls, case-insensitive markers, two with no literal text at all), none
 // of which the benchmark's stream matches: the cost measured is watching.

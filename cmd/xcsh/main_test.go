@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/xcsh-go/xcsh/docs/examples/extensions/wordcount"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/extension/extkit"
+	"github.com/xcsh-go/xcsh/engine/extension/exttest"
 	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
@@ -26,7 +29,9 @@ import (
 // TestMain lets testscript install this test binary as commands on the
 // scripts' $PATH: "xcsh" is the real program; "jsonl-echo" is the harness's
 // stand-in for an RPC server, which the harness_* scenarios drive;
-// "mcp-test-server" is the MCP server of the mcp_* scenarios (stdio).
+// "mcp-test-server" is the MCP server of the mcp_* scenarios (stdio);
+// "xcsh-testext" is the scripted extension of the ext_* scenarios
+// (engine/extension/exttest: the extension a plan file describes).
 func TestMain(m *testing.M) {
 	// The scenarios' xcsh is this binary: the engine's re-entry check runs
 	// in every scenario (a post from the executor panics there).
@@ -35,6 +40,9 @@ func TestMain(m *testing.M) {
 		"xcsh":            main,
 		"jsonl-echo":      rpctest.EchoMain,
 		"mcp-test-server": mcptest.Main,
+		"xcsh-testext":    exttest.Main,
+		// The Go example of docs/examples/extensions, as its main builds it.
+		"xcsh-ext-wordcount": func() { os.Exit(extkit.Run(wordcount.Extension())) },
 	})
 }
 
@@ -48,6 +56,8 @@ func TestScripts(t *testing.T) {
 	t.Cleanup(stopRealOllama)
 	p := rpctest.Params(filepath.Join(root, "testscripts"), filepath.Join(root, "golden"), func(env *testscript.Env) error {
 		env.Values[apiServersKey{}] = map[string]recorder{}
+		// The example extensions the ext_example_* scenarios run.
+		env.Setenv("XCSH_EXAMPLES", filepath.Join(root, "docs", "examples", "extensions"))
 		env.Setenv("XCSH_REPO_ROOT", root)
 		// Scenarios named ollama_real_* talk to the real Ollama server of
 		// ../shared/ollama, started once for the run that needs it.

@@ -65,7 +65,11 @@ func runOneShot(ctx context.Context, mode string, lean bool, args []string, a *a
 		case <-ctx.Done():
 		}
 	}()
+	if a.ext != nil {
+		a.ext.Begin()
+	}
 	err := front.Run(ctx, sess, prompts, nil)
+	stopExtensions(a.ext, stderr)
 	a.closeMCP()
 	killChildren()
 	closed := make(chan struct{})

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/export"
+	"github.com/xcsh-go/xcsh/engine/extension"
 	"github.com/xcsh-go/xcsh/engine/mcp"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/engine/tools"
@@ -89,10 +90,12 @@ type options struct {
 	// and MCP servers.
 	noContextFiles, noSkills, noTemplates, noMCP bool
 	skills, templates, mcpConfigs                []string
+	extensions, extensionFlags                   []string
+	noExtensions                                 bool
+	noRules                                      bool // no TTSR rules
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
-	noRules                                        bool
-	noTitle, noLSP, noPTY, noExtensions, allowHome bool
-	providerSessionID                              string
+	noTitle, noLSP, noPTY, allowHome bool
+	providerSessionID                string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -186,12 +189,15 @@ and keys; architecture.md: how it is built).`,
 	f.StringArrayVar(&o.templates, "prompt-template", nil, "a prompt template file or directory to load (repeatable)")
 	f.BoolVar(&o.noMCP, "no-mcp", false, "do not start MCP servers")
 	f.StringArrayVar(&o.mcpConfigs, "mcp-config", nil, "an MCP configuration file ({\"mcpServers\":{…}}) to read first (repeatable)")
+	f.StringArrayVarP(&o.extensions, "extension", "e", nil, "run this extension (an executable, or a directory with extension.json); repeatable")
+	f.StringArrayVar(&o.extensionFlags, "extension-flag", nil, "NAME=VALUE passed to every extension in its handshake; repeatable")
+	f.BoolVar(&o.noExtensions, "no-extensions", false, "do not discover extensions (--extension paths still run)")
 	for _, nf := range []struct {
 		p    *bool
 		name string
 	}{
 		{&o.noTitle, "no-title"}, {&o.noLSP, "no-lsp"},
-		{&o.noPTY, "no-pty"}, {&o.noExtensions, "no-extensions"}, {&o.allowHome, "allow-home"},
+		{&o.noPTY, "no-pty"}, {&o.allowHome, "allow-home"},
 	} {
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
 	}
@@ -260,6 +266,9 @@ type agentSetup struct {
 	// mcp runs the MCP servers (nil with --no-mcp); started with the
 	// session, closed when the front is done.
 	mcp *mcp.Manager
+	// ext runs the session's extensions; nil when there are none (then
+	// nothing of the extension machinery exists in the session).
+	ext *extension.Host
 	// keepModel and keepThinking: the command line chose them, so a resumed
 	// session does not restore its own.
 	keepModel, keepThinking bool
@@ -337,6 +346,16 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	default:
 		active = tools.Builtins(toolOpts)
 	}
+	// Extensions start here, in parallel, once the session's identity is
+	// known; their tools join the built-ins (a taken name is refused).
+	extHost, extTools := setupExtensions(o, cwd, active, ss.id, ss.file, clock, stderr)
+	active = append(active, extTools...)
+	var hooks engine.Hooks
+	var commands []engine.CommandSource
+	if extHost != nil {
+		// Its commands come first in every listing, as in the family.
+		hooks, commands = extHost, []engine.CommandSource{extHost}
+	}
 	promptOpts := engine.SystemPromptOptions{
 		Tools: active, Cwd: cwd, OS: runtime.GOOS, Now: clock.NowMillis(),
 		Custom: textOrFile("--system-prompt", o.systemPrompt, stderr), Append: textOrFile("--append-system-prompt", o.appendSystemPrompt, stderr),
@@ -364,20 +383,28 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
 		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), ToolSources: toolSources, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
-		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Log: stderr,
+		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Hooks: hooks, Commands: commands, Log: stderr,
 		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout), MaxTurns: o.maxTurns,
 		TodoClearDelay: clearDelay(o.todoClearDelay), Cwd: cwd,
 	}
-	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, mcp: mcpServers, keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
+	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, mcp: mcpServers, ext: extHost,
+		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
 }
 
 // start builds the session with the front's sink and host link, and
-// continues the resumed session, if any. The front runs its Loop.
+// continues the resumed session, if any. The front runs its Loop. The
+// extension host, if any, watches the events on their way to the front.
 func (a *agentSetup) start(sink engine.Sink, host engine.HostLink, stderr io.Writer) *engine.Session {
 	cfg := a.cfg
 	cfg.Sink, cfg.Host = sink, host
+	if a.ext != nil {
+		cfg.Sink = a.ext.Tap(sink)
+	}
 	sess := engine.New(cfg)
+	if a.ext != nil {
+		a.ext.Attach(sess)
+	}
 	sess.Call(func() { sess.SetSandbox(a.sandbox) }) // before Loop: runs here
 	if l := a.ss.resumed(); l != nil {
 		// What the command line names wins; the rest comes from the record.
@@ -406,6 +433,11 @@ func (a *agentSetup) closeMCP() {
 // runRPC serves the RPC protocol on stdin and stdout until stdin closes,
 // a signal arrives or the host goes away.
 func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, stdout, stderr io.Writer) error {
+	var started func()
+	if a.ext != nil {
+		// The extensions' load failures come right after ready.
+		started = a.ext.Begin
+	}
 	srv := rpc.NewServer(stdout, rpc.Options{
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
@@ -413,6 +445,7 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 				growPipe(f)
 			}
 		},
+		Started: started,
 	})
 	sess := a.start(srv, srv, stderr)
 	srv.Attach(sess)
@@ -438,6 +471,7 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 	}()
 
 	err := srv.Run(ctx, stdin)
+	stopExtensions(a.ext, stderr)
 	a.closeMCP()
 	killChildren()
 	// Make the session file durable. Bounded: after the shutdown grace ran

@@ -1,0 +1,424 @@
+// Package extkit is a small library for writing xcsh extensions in Go: it
+// makes the handshake, dispatches the agent's events, hooks, tool calls
+// and commands to your handlers, and gives each handler a Context with the
+// calls an extension may make (dialogs, status lines, messages, entries,
+// tools, model, exec). An extension is then a main function:
+//
+//	func main() {
+//		x := &extkit.Extension{Name: "hello"}
+//		x.OnToolCall(func(c *extkit.Context, ev extkit.ToolCallEvent) (*extkit.ToolCallResult, error) {
+//			if ev.ToolName == "bash" && strings.Contains(string(ev.Input), "rm -rf") {
+//				return &extkit.ToolCallResult{Block: true, Reason: "not here"}, nil
+//			}
+//			return nil, nil
+//		})
+//		os.Exit(extkit.Run(x))
+//	}
+//
+// Events (notifications) are handled one at a time, in the order they
+// arrive; hooks, tool calls and commands each on a goroutine of their own,
+// so a handler may wait for the agent (a dialog) without holding the
+// others. A handler's Context carries the session it was called for and
+// the request it handles, so its calls fail clearly once the session has
+// been switched (stale) and belong to the work they were made for (an
+// abort cancels them; a dialog holds the hook's deadline). Nothing is
+// written to stdout but protocol lines; write diagnostics to stderr (or
+// Context.Log).
+package extkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+)
+
+// Extension is what an extension offers: its name, tools, commands and
+// handlers. Fill it in, then Run it.
+type Extension struct {
+	Name     string
+	Tools    []Tool
+	Commands []Command
+
+	handlers map[string]Handler
+}
+
+// Handler handles one event or hook. Its result (nil: no change) is the
+// hook's answer, encoded as JSON; an error is answered as an error (the
+// agent reports it as extension_error and goes on). For events the result
+// is ignored.
+type Handler func(c *Context, ev Event) (any, error)
+
+// On registers h for the event or hook name (docs/extensions.md lists
+// them) and subscribes to it.
+func (x *Extension) On(name string, h Handler) {
+	if x.handlers == nil {
+		x.handlers = map[string]Handler{}
+	}
+	x.handlers[name] = h
+}
+
+// Event is an event or hook as the agent sent it. Nothing of it is
+// decoded until Decode is called.
+type Event struct {
+	Type      string // the event's name (the method)
+	SessionID string // the session it belongs to
+	// Raw is the whole params object; Decode reads it.
+	Raw json.RawMessage
+}
+
+// Decode reads the event's payload into v.
+func (ev Event) Decode(v any) error { return json.Unmarshal(ev.Raw, v) }
+
+// Tool is a tool the extension offers the model. Execute runs one call;
+// Context.Update streams partial results; Context.Context() ends when the
+// call is aborted.
+type Tool struct {
+	Name        string
+	Label       string
+	Description string
+	Parameters  json.RawMessage // a JSON Schema object
+	Exclusive   bool            // runs alone (default: in parallel with other shared calls)
+	Execute     func(c *Context, call ToolCall) (ToolResult, error)
+}
+
+// ToolCall is one call of a tool.
+type ToolCall struct {
+	ID    string          `json:"toolCallId"`
+	Name  string          `json:"toolName"`
+	Input json.RawMessage `json:"input"`
+}
+
+// ToolResult is what a tool returns (and a partial result).
+type ToolResult struct {
+	Content []Content `json:"content"`
+	Details any       `json:"details,omitempty"`
+	IsError bool      `json:"isError,omitempty"`
+}
+
+// Content is one content block.
+type Content struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// Text is content of one text block.
+func Text(s string) []Content { return []Content{{Type: "text", Text: s}} }
+
+// Command is a slash command ("/name args") the extension offers.
+type Command struct {
+	Name        string
+	Description string
+	Run         func(c *Context, args string) error
+}
+
+// Run serves x on stdin and stdout until stdin closes and returns the exit
+// status for os.Exit.
+func Run(x *Extension) int {
+	if err := Serve(context.Background(), x, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, x.Name+":", err)
+		return 1
+	}
+	return 0
+}
+
+// Serve serves x on in and out until in ends or ctx does.
+func Serve(ctx context.Context, x *Extension, in io.Reader, out io.Writer) error {
+	c := &conn{x: x, out: out, pending: map[int64]chan *jsonrpc.Message{}, running: map[string]context.CancelFunc{},
+		events: make(chan func(), 256)}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.ctx = ctx
+	evDone := make(chan struct{})
+	go func() {
+		defer close(evDone)
+		for fn := range c.events {
+			fn()
+		}
+	}()
+	err := c.read(in)
+	cancel()
+	close(c.events)
+	<-evDone
+	c.wg.Wait()
+	return err
+}
+
+// conn is the extension's end of the wire.
+type conn struct {
+	x   *Extension
+	ctx context.Context
+
+	wmu sync.Mutex
+	out io.Writer
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan *jsonrpc.Message
+	running map[string]context.CancelFunc
+	session string // the session last announced (initialize, session_start)
+
+	events chan func()
+	wg     sync.WaitGroup
+}
+
+func (c *conn) write(line []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.out.Write(line)
+	return err
+}
+
+func (c *conn) read(in io.Reader) error {
+	r := jsonrpc.NewReader(in, 0)
+	for {
+		line, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err == jsonrpc.ErrLineTooLong {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		m, err := jsonrpc.Decode(line)
+		if err != nil {
+			continue
+		}
+		switch {
+		case m.IsResponse():
+			id, _ := strconv.ParseInt(string(m.ID), 10, 64)
+			c.mu.Lock()
+			ch := c.pending[id]
+			delete(c.pending, id)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		case m.IsRequest():
+			c.serve(m)
+		case m.Method == "$/cancelRequest":
+			var p struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				c.mu.Lock()
+				cancel := c.running[string(p.ID)]
+				c.mu.Unlock()
+				if cancel != nil {
+					cancel()
+				}
+			}
+		default:
+			h := c.x.handlers[m.Method]
+			if h == nil {
+				continue
+			}
+			ev := c.event(m)
+			c.events <- func() {
+				_, _ = h(&Context{ctx: c.ctx, c: c, SessionID: ev.SessionID}, ev)
+			}
+		}
+	}
+}
+
+// event makes the Event of a message without decoding its payload (an
+// agent_end carries every message of the run): the type is the method, the
+// session is the params' "sessionId" (the agent writes it among the first
+// keys of what it makes), else the session last announced.
+func (c *conn) event(m *jsonrpc.Message) Event {
+	ev := Event{Type: m.Method, Raw: m.Params, SessionID: sessionOf(m.Params)}
+	c.mu.Lock()
+	if ev.SessionID == "" {
+		ev.SessionID = c.session
+	} else if m.Method == "session_start" || m.Method == "initialize" {
+		c.session = ev.SessionID
+	}
+	c.mu.Unlock()
+	return ev
+}
+
+// sessionOf reads the "sessionId" string among the first bytes of params.
+func sessionOf(params []byte) string {
+	head := params[:min(len(params), 256)]
+	i := bytes.Index(head, []byte(`"sessionId":"`))
+	if i < 0 {
+		return ""
+	}
+	rest := head[i+len(`"sessionId":"`):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
+}
+
+// serve answers one request of the agent, on a goroutine of its own
+// (initialize at once, on the reader).
+func (c *conn) serve(m *jsonrpc.Message) {
+	if m.Method == "initialize" {
+		c.event(m)
+		c.answer(m.ID, c.handshake(), nil)
+		return
+	}
+	id, _ := strconv.ParseInt(string(m.ID), 10, 64)
+	ctx, cancel := context.WithCancel(c.ctx)
+	key := string(m.ID)
+	c.mu.Lock()
+	c.running[key] = cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.running, key)
+			c.mu.Unlock()
+			cancel()
+		}()
+		ev := c.event(m)
+		cx := &Context{ctx: ctx, c: c, SessionID: ev.SessionID, during: id}
+		res, err := c.dispatch(cx, m.Method, ev)
+		c.answer(m.ID, res, err)
+	}()
+}
+
+func (c *conn) answer(id json.RawMessage, res any, err error) {
+	if err != nil {
+		_ = c.write(jsonrpc.AppendError(nil, id, jsonrpc.CodeFailed, err.Error()))
+		return
+	}
+	var body []byte
+	if res != nil {
+		b, merr := json.Marshal(res)
+		if merr != nil {
+			_ = c.write(jsonrpc.AppendError(nil, id, jsonrpc.CodeFailed, merr.Error()))
+			return
+		}
+		body = b
+	}
+	_ = c.write(jsonrpc.AppendResult(nil, id, body))
+}
+
+func (c *conn) dispatch(cx *Context, method string, ev Event) (any, error) {
+	switch method {
+	case "tool/execute":
+		var call ToolCall
+		if err := ev.Decode(&call); err != nil {
+			return nil, err
+		}
+		for _, t := range c.x.Tools {
+			if t.Name == call.Name {
+				cx.toolCallID = call.ID
+				res, err := t.Execute(cx, call)
+				if err != nil {
+					return nil, err
+				}
+				if res.Content == nil {
+					res.Content = []Content{}
+				}
+				return res, nil
+			}
+		}
+		return nil, fmt.Errorf("no tool %q", call.Name)
+	case "command/run":
+		var p struct {
+			Name string `json:"name"`
+			Args string `json:"args"`
+		}
+		if err := ev.Decode(&p); err != nil {
+			return nil, err
+		}
+		for _, cmd := range c.x.Commands {
+			if cmd.Name == p.Name {
+				return nil, cmd.Run(cx, p.Args)
+			}
+		}
+		return nil, fmt.Errorf("no command %q", p.Name)
+	}
+	h := c.x.handlers[method]
+	if h == nil {
+		return nil, nil
+	}
+	return h(cx, ev)
+}
+
+// handshake is the answer to initialize.
+func (c *conn) handshake() map[string]any {
+	subs := []string{}
+	for name := range c.x.handlers {
+		subs = append(subs, name)
+	}
+	tools := []map[string]any{}
+	for _, t := range c.x.Tools {
+		conc := "shared"
+		if t.Exclusive {
+			conc = "exclusive"
+		}
+		params := t.Parameters
+		if params == nil {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		tools = append(tools, map[string]any{"name": t.Name, "label": t.Label, "description": t.Description,
+			"parameters": params, "concurrency": conc})
+	}
+	cmds := []map[string]any{}
+	for _, cmd := range c.x.Commands {
+		cmds = append(cmds, map[string]any{"name": cmd.Name, "description": cmd.Description})
+	}
+	return map[string]any{"protocolVersion": jsonrpc.Version, "name": c.x.Name, "subscribe": subs, "tools": tools, "commands": cmds}
+}
+
+// call sends a request to the agent and waits for its answer.
+func (c *conn) call(ctx context.Context, method string, params any, result any) error {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	ch := make(chan *jsonrpc.Message, 1)
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = ch
+	c.mu.Unlock()
+	if err := c.write(jsonrpc.AppendRequest(nil, id, method, body)); err != nil {
+		return err
+	}
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return m.Error
+		}
+		if result != nil && len(m.Result) > 0 && string(m.Result) != "null" {
+			return json.Unmarshal(m.Result, result)
+		}
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		_ = c.write(jsonrpc.AppendNotification(nil, "$/cancelRequest", []byte(`{"id":`+strconv.FormatInt(id, 10)+`}`)))
+		return ctx.Err()
+	}
+}
+
+// IsStale reports whether err is a call refused because its session is no
+// longer current.
+func IsStale(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code == jsonrpc.CodeStaleSession
+}
+
+func (c *conn) notify(method string, params []byte) error {
+	return c.write(jsonrpc.AppendNotification(nil, method, params))
+}
