@@ -40,9 +40,9 @@ type Store struct {
 	unterminated bool
 	// flushFailed: creating the file failed; every append tries again.
 	flushFailed bool
-	lock         *fileLock // held while the file is open for appends
-	closed       bool      // after Close: appends fail rather than recreate the file
-	buf          []byte // scratch line
+	lock        *fileLock // held while the file is open for appends
+	closed      bool      // after Close: appends fail rather than recreate the file
+	buf         []byte    // scratch line
 }
 
 var _ engine.Store = (*Store)(nil)
