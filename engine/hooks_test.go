@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -94,12 +95,20 @@ func (f *fakeHooks) RunCommand(_ context.Context, name, args string)    { f.ran 
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []*Request
+	hold chan struct{} // when set, each call waits for it (or its context) before replying
 }
 
 func (p *requestLog) Stream(ctx context.Context, req *Request, fn func(StreamEvent) error) error {
 	p.mu.Lock()
 	p.reqs = append(p.reqs, req)
 	p.mu.Unlock()
+	if p.hold != nil {
+		select {
+		case <-p.hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	return textReply("ok").Stream(ctx, req, fn)
 }
 
@@ -168,7 +177,7 @@ func TestInputHookKeepsTheSessionBusy(t *testing.T) {
 		<-release
 		return InputResult{}
 	}}
-	p := &requestLog{}
+	p := &requestLog{hold: make(chan struct{})} // the first run lasts until the second prompt has failed
 	s := startSession(t, Config{Provider: p, Hooks: h})
 	failed := make(chan error, 1)
 	s.Call(func() {
@@ -191,6 +200,7 @@ func TestInputHookKeepsTheSessionBusy(t *testing.T) {
 	if err := <-failed; !errors.Is(err, ErrBusy) {
 		t.Fatalf("second prompt: %v", err)
 	}
+	close(p.hold)
 	waitIdle(s)
 
 	// Abort while held: the prompt is dropped.
@@ -203,6 +213,55 @@ func TestInputHookKeepsTheSessionBusy(t *testing.T) {
 	waitIdle(s)
 	if len(p.reqs) != 1 {
 		t.Fatalf("%d model calls, want 1", len(p.reqs))
+	}
+}
+
+// Prompts leave their Input hooks in the order they came: when the second
+// one's hook answers first, it still waits for the first, which runs; the
+// second then finds the session running and fails as busy.
+func TestInputHookAnswersOutOfOrderKeepArrivalOrder(t *testing.T) {
+	t.Parallel()
+	gates := map[string]chan struct{}{"first": make(chan struct{}), "second": make(chan struct{})}
+	entered := make(chan string, 2)
+	h := &fakeHooks{input: func(in InputHook) InputResult {
+		entered <- in.Text
+		<-gates[in.Text]
+		return InputResult{}
+	}}
+	p := &requestLog{}
+	s := startSession(t, Config{Provider: p, Hooks: h})
+	firstFailed := make(chan error, 1)
+	secondFailed := make(chan error, 1)
+	s.Call(func() {
+		_ = s.Prompt("first", PromptOptions{Failed: func(err error) { firstFailed <- err }})
+		_ = s.Prompt("second", PromptOptions{Failed: func(err error) { secondFailed <- err }})
+	})
+	<-entered
+	<-entered
+	close(gates["second"])
+	for answered := false; !answered; { // until the second's answer has reached the executor
+		runtime.Gosched()
+		s.Call(func() {
+			if len(s.hooked) != 2 {
+				t.Errorf("%d prompts held, want 2: the second waits for the first", len(s.hooked))
+				answered = true
+				return
+			}
+			answered = s.hooked[1].done
+		})
+	}
+	close(gates["first"])
+	if err := <-secondFailed; !errors.Is(err, ErrBusy) {
+		t.Fatalf("second prompt: %v", err)
+	}
+	waitIdle(s)
+	select {
+	case err := <-firstFailed:
+		t.Fatalf("first prompt failed: %v", err)
+	default:
+	}
+	if len(p.reqs) != 1 || lastUserTextOf(p.reqs[0]) != "first" {
+		t.Fatalf("%d model calls; the first prompt must be the one that runs", len(p.reqs))
 	}
 }
 

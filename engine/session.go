@@ -136,7 +136,7 @@ type Session struct {
 	steering      []queued
 	followUps     []queued
 	nextTurn      []Message // custom messages kept for the next prompt (SendMessage)
-	preparing     int       // prompts in their Input hook: busy while any is, as a prompt in flight is in the original
+	hooked        []*hookedPrompt // prompts in their Input hook, in arrival order: busy while any is, as a prompt in flight is in the original
 	steeringMode  string
 	followUpMode  string
 	interruptMode string
@@ -301,12 +301,12 @@ func (s *Session) IsStreaming() bool {
 	// agent_end) keeps the prompt in flight, as the original reports it;
 	// so does a prompt in its Input hook.
 	return s.phase == PhaseRunning || s.phase == PhaseRetrying || (s.phase == PhaseCompacting && s.run != nil) ||
-		s.preparing > 0
+		len(s.hooked) > 0
 }
 
 // idle reports whether nothing is going on: no phase of work and no
 // prompt in its Input hook. (actor)
-func (s *Session) idle() bool { return s.phase == PhaseIdle && s.preparing == 0 }
+func (s *Session) idle() bool { return s.phase == PhaseIdle && len(s.hooked) == 0 }
 
 // IsCompacting reports whether a compaction is under way. (actor)
 func (s *Session) IsCompacting() bool { return s.phase == PhaseCompacting }
@@ -346,6 +346,8 @@ type PromptOptions struct {
 	// or after the Input hook. A front that keeps its input in order holds
 	// what follows the prompt until then (rpc does).
 	Taken func()
+
+	inTurn bool // admitted from the Input hook in arrival order (admit)
 }
 
 func (o PromptOptions) taken() {
@@ -376,13 +378,26 @@ func (s *Session) Prompt(text string, opts PromptOptions) error {
 	return s.promptInput(in, opts)
 }
 
+// hookedPrompt is a prompt in its Input hook, and what the hook decided.
+type hookedPrompt struct {
+	in      Input
+	opts    PromptOptions
+	done    bool
+	aborted bool
+	res     InputResult
+}
+
 // promptHooked passes a prompt through the Input hook off the executor,
 // then goes on with what it decided. The hook's wait is a run activity:
-// abort ends it, and the prompt is dropped. (actor)
+// abort ends it, and the prompt is dropped. Prompts leave their hooks in
+// the order they came, whatever order the hooks answer in: a prompt that
+// came second never starts a run ahead of the first and never makes the
+// first fail as busy. (actor)
 func (s *Session) promptHooked(in Input, opts PromptOptions) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	remove := s.acts.add(ActRun, cancel)
-	s.preparing++
+	h := &hookedPrompt{in: in, opts: opts}
+	s.hooked = append(s.hooked, h)
 	source := opts.Source
 	if source == "" {
 		source = "rpc"
@@ -395,23 +410,44 @@ func (s *Session) promptHooked(in Input, opts PromptOptions) {
 		remove()
 		cancel(nil)
 		s.Call(func() {
-			s.preparing--
-			defer s.releaseIdle()
-			defer opts.taken()
-			if aborted || res.Action == InputHandled {
-				return
-			}
-			if res.Action == InputTransform {
-				in.Text = res.Text
-				if res.Images != nil {
-					in.Images = res.Images
-				}
-			}
-			if err := s.promptInput(in, opts); err != nil && opts.Failed != nil {
-				opts.Failed(err)
-			}
+			h.done, h.aborted, h.res = true, aborted, res
+			s.admitHooked()
 		})
 	}()
+}
+
+// admitHooked lets the prompts at the head of the hooked list that are out
+// of their hooks go on, in arrival order. (actor)
+func (s *Session) admitHooked() {
+	defer s.releaseIdle()
+	for len(s.hooked) > 0 && s.hooked[0].done {
+		h := s.hooked[0]
+		s.hooked[0] = nil
+		s.hooked = s.hooked[1:]
+		s.admit(h)
+	}
+}
+
+// admit goes on with a prompt whose Input hook has answered and whose
+// turn has come: the prompts still in their hooks came after it and do
+// not make it busy. (actor)
+func (s *Session) admit(h *hookedPrompt) {
+	defer h.opts.taken()
+	if h.aborted || h.res.Action == InputHandled {
+		return
+	}
+	in := h.in
+	if h.res.Action == InputTransform {
+		in.Text = h.res.Text
+		if h.res.Images != nil {
+			in.Images = h.res.Images
+		}
+	}
+	opts := h.opts
+	opts.inTurn = true
+	if err := s.promptInput(in, opts); err != nil && opts.Failed != nil {
+		opts.Failed(err)
+	}
 }
 
 // promptInput is Prompt past the extensions' steps: the remaining input
@@ -427,7 +463,11 @@ func (s *Session) promptInput(in Input, opts PromptOptions) error {
 // prompt starts a run with a prepared text, or queues it. (actor)
 func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions) error {
 	msg := s.userMessage(text, images)
-	if !s.idle() {
+	busy := !s.idle()
+	if opts.inTurn {
+		busy = s.phase != PhaseIdle // those still in their Input hook came after this one
+	}
+	if busy {
 		switch opts.StreamingBehavior {
 		case "":
 			return ErrBusy
