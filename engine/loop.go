@@ -402,6 +402,7 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	default:
 		msg.StopReason = StopStop
 	}
+	markCutCalls(msg)
 	s.addMessage(r, msg)
 	s.emit(MessageEnd{Message: msg})
 	s.retrySucceeded(msg)
