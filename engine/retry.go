@@ -50,7 +50,7 @@ func retryable(msg *AssistantMessage, err error) bool {
 	var pe *ProviderError
 	if errors.As(err, &pe) {
 		switch {
-		case pe.Kind == ErrorContextOverflow || pe.Kind == ErrorAuth:
+		case pe.Kind == ErrorContextOverflow || pe.Kind == ErrorAuth || pe.Kind == ErrorProtocol:
 			return false
 		case pe.Kind.Retryable():
 			return true
