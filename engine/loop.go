@@ -279,12 +279,14 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		s.emit(MessageStart{Message: s.partial.snapshot()})
 	})
 	var err error
+	q := newStreamQueue(s.cfg.Sink)
 	if ctx.Err() == nil {
 		// The stream runs under its own context so the watchdog can end a
 		// silent provider without it counting as an abort.
 		sctx, scancel := context.WithCancelCause(ctx)
 		var seen atomic.Uint64
-		stopWatch := s.watchStream(scancel, &seen)
+		stopWatch := s.watchStream(scancel, &seen, &q.waiting)
+		stopQueue := context.AfterFunc(sctx, q.close)
 		err = s.cfg.Provider.Stream(sctx, req, func(ev StreamEvent) error {
 			seen.Add(1)
 			if sctx.Err() != nil {
@@ -296,11 +298,14 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 					return werr
 				}
 			}
-			// Asynchronous: the inbox is FIFO, so order holds, and its bound
-			// gives the provider backpressure.
-			s.Post(func() { s.applyStream(r, ev) })
+			// Asynchronous and in order (streamqueue.go): the executor
+			// applies it; the provider never waits for the Sink.
+			if !s.queueStream(r, q, ev) {
+				return context.Cause(sctx)
+			}
 			return nil
 		})
+		stopQueue()
 		stopWatch()
 		if ctx.Err() == nil && errors.Is(context.Cause(sctx), errStalled) {
 			err = s.stallError()
@@ -308,7 +313,10 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		scancel(nil)
 	}
 	var msg *AssistantMessage
-	s.Call(func() { msg = s.finishAssistant(r, ctx, err) })
+	s.Call(func() {
+		s.drainStream(r, q, -1) // whatever no drain has applied yet
+		msg = s.finishAssistant(r, ctx, err)
+	})
 	return msg
 }
 

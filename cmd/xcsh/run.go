@@ -399,6 +399,10 @@ func (a *agentSetup) closeMCP() {
 // runRPC serves the RPC protocol on stdin and stdout until stdin closes,
 // a signal arrives or the host goes away.
 func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, stdout, stderr io.Writer) error {
+	var full func(int) bool
+	if f, ok := stdout.(*os.File); ok {
+		full = pipeFull(f)
+	}
 	srv := rpc.NewServer(stdout, rpc.Options{
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
@@ -406,6 +410,7 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 				growPipe(f)
 			}
 		},
+		OutputFull: full,
 	})
 	sess := a.start(srv, srv, stderr)
 	srv.Attach(sess)
