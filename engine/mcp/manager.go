@@ -123,9 +123,17 @@ func (m *Manager) Start(host Host, after <-chan struct{}) {
 			s := newServer(m, c)
 			m.servers = append(m.servers, s)
 		}
+		// Every start is under way before loaded closes: a Settle that
+		// wakes on loaded must find each server's start to wait for
+		// (beginStart after the close let a prompt sent at once find none
+		// and go without the servers' tools).
+		starts := make([]chan struct{}, len(m.servers))
+		for i, s := range m.servers {
+			starts[i] = s.beginStart()
+		}
 		close(m.loaded)
-		for _, s := range m.servers {
-			if ch := s.beginStart(); ch != nil {
+		for i, s := range m.servers {
+			if ch := starts[i]; ch != nil {
 				m.wg.Add(1)
 				go func() {
 					defer m.wg.Done()
