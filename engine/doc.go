@@ -139,6 +139,16 @@
 //
 // # Streaming and encoding
 //
+// A model call's events reach the executor through a stream queue
+// (streamqueue.go): the provider's callback appends the event and posts
+// one drain when none is pending, and the drain, on the executor's own
+// goroutine, applies what has arrived. So the provider never waits for
+// the Sink, and the idle watchdog (watchStream) measures only its silence.
+// When the Sink reports a backlog (Backlog: the host is not reading what
+// it is given), consecutive deltas of one block that pile up are merged
+// into one event, keeping full-mode output linear; without a backlog
+// nothing is merged, whatever the timing, so transcripts are unchanged.
+//
 // The assistant message being streamed is a Partial, which keeps the JSON
 // encoding of its content blocks cached: each delta is escaped once and
 // appended, so a message_update frame with the whole partial message costs

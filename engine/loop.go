@@ -78,9 +78,9 @@ func (s *Session) decidePostRun(r *run, aborted bool) *postRun {
 
 // streamWatch looks at each event of a model call as it arrives, on the
 // run goroutine, before the executor applies it; a non-nil error ends the
-// call with that error as the cause (a rule that cuts a violating stream,
-// TTSR, is one; a watch that wants the event shown posts its applyStream
-// itself). The idle watchdog (watchStream) is the other watch, on
+// call with that error as the cause, after the event itself is applied,
+// in its place in the stream (a rule that cuts a violating stream, TTSR,
+// is one: the delta that broke it is shown). The idle watchdog (watchStream) is the other watch, on
 // time rather than on events. With no watch the cost is a loop over an
 // empty slice.
 type streamWatch func(r *run, ev StreamEvent) error
@@ -410,12 +410,15 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		s.emit(MessageStart{Message: s.partial.snapshot()})
 	})
 	var err error
+	var cut *ttsrCut // the rule that ended the call, if one did
+	q := newStreamQueue(s.cfg.Sink)
 	if ctx.Err() == nil {
 		// The stream runs under its own context so the watchdog can end a
 		// silent provider without it counting as an abort.
 		sctx, scancel := context.WithCancelCause(ctx)
 		var seen atomic.Uint64
-		stopWatch := s.watchStream(scancel, &seen)
+		stopWatch := s.watchStream(scancel, &seen, &q.waiting)
+		stopQueue := context.AfterFunc(sctx, q.close)
 		err = s.cfg.Provider.Stream(sctx, req, func(ev StreamEvent) error {
 			seen.Add(1)
 			if sctx.Err() != nil {
@@ -423,26 +426,37 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 			}
 			for _, w := range s.watches {
 				if werr := w(r, ev); werr != nil {
+					s.queueStream(r, q, ev)
 					scancel(werr)
 					return werr
 				}
 			}
-			// Asynchronous: the inbox is FIFO, so order holds, and its bound
-			// gives the provider backpressure.
-			s.Post(func() { s.applyStream(r, ev) })
+			// Asynchronous and in order (streamqueue.go): the executor
+			// applies it; the provider never waits for the Sink.
+			if !s.queueStream(r, q, ev) {
+				return context.Cause(sctx)
+			}
 			return nil
 		})
+		stopQueue()
 		stopWatch()
 		if ctx.Err() == nil && errors.Is(context.Cause(sctx), errStalled) {
 			err = s.stallError()
 		}
-		if ctx.Err() == nil && ttsrCutOf(context.Cause(sctx)) != nil {
-			r.ruleCut = true
+		if ctx.Err() == nil {
+			cut = ttsrCutOf(context.Cause(sctx))
 		}
+		r.ruleCut = cut != nil
 		scancel(nil)
 	}
 	var msg *AssistantMessage
-	s.Call(func() { msg = s.finishAssistant(r, ctx, err) })
+	s.Call(func() {
+		s.drainStream(r, q, -1) // whatever no drain has applied yet
+		if cut != nil {
+			s.emit(TTSRTriggered{Rules: cut.rules}) // after the delta that broke the rule
+		}
+		msg = s.finishAssistant(r, ctx, err)
+	})
 	return msg
 }
 
@@ -545,6 +559,7 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	default:
 		msg.StopReason = StopStop
 	}
+	markCutCalls(msg)
 	s.addMessage(r, msg)
 	s.emit(MessageEnd{Message: msg})
 	s.retrySucceeded(msg)

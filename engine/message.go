@@ -39,6 +39,10 @@ type ContentBlock struct {
 	ThoughtSignature  string // toolCall, optional
 	Intent            string // toolCall, optional
 
+	// cut says why a tool call must not run (its arguments were cut off);
+	// set when the streamed message ends, never encoded (cutcalls.go).
+	cut cutReason
+
 	// raw is the whole block as decoded when its type is one this package
 	// does not know; it is re-encoded verbatim so nothing is lost.
 	raw []byte

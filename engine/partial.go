@@ -74,6 +74,9 @@ func (p *Partial) endBlock(i int, signature string, finalArgs []byte) {
 		b.Thinking = string(pb.raw)
 		b.ThinkingSignature = signature
 	case BlockToolCall:
+		if argsCut(pb.raw, finalArgs) {
+			b.cut = cutArgs
+		}
 		if args := compactObject(finalArgs); args != nil {
 			b.Arguments = args
 		} else if args := compactObject(pb.raw); args != nil {
@@ -145,6 +148,10 @@ func (p *Partial) snapshot() *AssistantMessage {
 			m.Content[i].Text = string(p.blocks[i].raw)
 		case BlockThinking:
 			m.Content[i].Thinking = string(p.blocks[i].raw)
+		case BlockToolCall:
+			// A call whose end never came has no known end of its
+			// arguments: it must not run (cutcalls.go).
+			m.Content[i].cut = cutArgs
 		}
 	}
 	return &m

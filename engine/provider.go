@@ -91,9 +91,14 @@ const (
 	ErrorContextOverflow                  // the request does not fit the model's context
 	ErrorAuth                             // 401/403, missing or bad key: never retried
 	ErrorTransport                        // network failure or a stream that went silent
+	// ErrorProtocol: the server answered something that is not the API's
+	// stream (a proxy's HTML page with status 200, a line over the
+	// decoder's cap). Asking again gets the same answer, so it is never
+	// retried, whatever its text says (a page titled "502 Bad Gateway").
+	ErrorProtocol
 )
 
-var errorKindNames = [...]string{"other", "rate_limit", "overloaded", "context_overflow", "auth", "transport"}
+var errorKindNames = [...]string{"other", "rate_limit", "overloaded", "context_overflow", "auth", "transport", "protocol"}
 
 func (k ErrorKind) String() string {
 	if int(k) < len(errorKindNames) {

@@ -50,7 +50,7 @@ func retryable(msg *AssistantMessage, err error) bool {
 	var pe *ProviderError
 	if errors.As(err, &pe) {
 		switch {
-		case pe.Kind == ErrorContextOverflow || pe.Kind == ErrorAuth:
+		case pe.Kind == ErrorContextOverflow || pe.Kind == ErrorAuth || pe.Kind == ErrorProtocol:
 			return false
 		case pe.Kind.Retryable():
 			return true
@@ -202,8 +202,11 @@ var errStalled = errors.New("stream stalled")
 // for the idle timeout. It checks four times per period (the clock has no
 // notion of "last event" under the frozen test clock, so progress is a
 // counter): a stall is detected between 1 and 1.25 timeouts after the last
-// event. The returned stop function ends the watch and waits for it.
-func (s *Session) watchStream(cancel context.CancelCauseFunc, seen *atomic.Uint64) (stop func()) {
+// event. A check that finds ours set (the provider waits for us, not we
+// for it: the stream queue is full) counts as progress, so only the
+// provider's own silence is measured. The returned stop function ends the
+// watch and waits for it.
+func (s *Session) watchStream(cancel context.CancelCauseFunc, seen *atomic.Uint64, ours *atomic.Bool) (stop func()) {
 	idle := s.cfg.StreamIdleTimeout
 	if idle < 0 {
 		return func() {}
@@ -225,7 +228,7 @@ func (s *Session) watchStream(cancel context.CancelCauseFunc, seen *atomic.Uint6
 				return
 			case <-ch:
 			}
-			if n := seen.Load(); n != last {
+			if n := seen.Load(); n != last || ours.Load() {
 				last, quiet = n, 0
 				continue
 			}

@@ -135,7 +135,7 @@ type Session struct {
 	run           *run
 	steering      []queued
 	followUps     []queued
-	nextTurn      []Message // custom messages kept for the next prompt (SendMessage)
+	nextTurn      []Message       // custom messages kept for the next prompt (SendMessage)
 	hooked        []*hookedPrompt // prompts in their Input hook, in arrival order: busy while any is, as a prompt in flight is in the original
 	steeringMode  string
 	followUpMode  string

@@ -394,7 +394,7 @@ func TestPostRunStagesInOrder(t *testing.T) {
 
 // A stream watch sees every event before it is applied and can end the
 // call: the message fails with the watch's error, keeping what was
-// applied.
+// applied up to and including the event that ended it.
 func TestStreamWatchEndsTheCall(t *testing.T) {
 	t.Parallel()
 	s := startSession(t, Config{Provider: textReply("a", "b", "c", "d")})
@@ -413,7 +413,7 @@ func TestStreamWatchEndsTheCall(t *testing.T) {
 	s.Call(func() {
 		msgs := s.Messages()
 		a := msgs[len(msgs)-1].(*AssistantMessage)
-		if a.StopReason != StopError || a.ErrorMessage != "rule violated" || a.Text() != "ab" {
+		if a.StopReason != StopError || a.ErrorMessage != "rule violated" || a.Text() != "abc" {
 			t.Fatalf("%s %q %q", a.StopReason, a.ErrorMessage, a.Text())
 		}
 	})

@@ -173,8 +173,12 @@ func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBl
 	})
 }
 
-// invoke validates the arguments and runs the tool.
+// invoke validates the arguments and runs the tool; a call whose
+// arguments were cut off is refused first (cutcalls.go).
 func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool, order *sendOrder) ToolResult {
+	if res := cutResult(call); res != nil {
+		return *res
+	}
 	if tool == nil {
 		return errorResult(fmt.Sprintf("Tool %s not found", call.Name))
 	}

@@ -119,12 +119,8 @@ func (s *Session) ttsrWatch(r *run, ev StreamEvent) error {
 	if len(hit) == 0 {
 		return nil
 	}
-	// The delta that broke the rule is shown (its message_update), then
-	// the trigger, then the call ends.
-	s.Post(func() {
-		s.applyStream(r, ev)
-		s.emit(TTSRTriggered{Rules: hit})
-	})
+	// The delta that broke the rule is shown (its message_update, queued
+	// in its place by the loop), then the trigger, then the call ends.
 	return &ttsrCut{rules: hit}
 }
 

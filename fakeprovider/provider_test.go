@@ -36,6 +36,8 @@ func TestSteps(t *testing.T) {
 			"tool_start call_1 read", `tool_delta "{\"path\":"`, `tool_delta "\"a.txt\"}"`, `tool_end call_1 {"path":"a.txt"}`, `done toolUse ""`}},
 		{"tool call arguments from argDeltas", `{"steps":[{"toolCall":{"name":"read"},"argDeltas":["{ \"path\" : 1 }"]}]}`, []string{
 			"tool_start call_1_1 read", `tool_delta "{ \"path\" : 1 }"`, `tool_end call_1_1 {"path":1}`, `done toolUse ""`}},
+		{"cut tool call", `{"stopReason":"length","steps":[{"toolCall":{"name":"bash"},"argDeltas":["{\"command\":", "\"rm -rf vic"],"cut":true}]}`, []string{
+			"tool_start call_1_1 bash", `tool_delta "{\"command\":"`, `tool_delta "\"rm -rf vic"`, `tool_end call_1_1 `, `done length ""`}},
 		{"tool call split keeps runes whole", `{"steps":[{"toolCall":{"name":"write","arguments":{"t": "aaaaaaaaa€b", "u": "é"}}}]}`, []string{
 			// byte 16 falls inside €, so the first piece stops at 15 bytes.
 			"tool_start call_1_1 write", `tool_delta "{\"t\":\"aaaaaaaaa"`, `tool_delta "€b\",\"u\":\"é\"}"`,

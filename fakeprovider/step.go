@@ -49,7 +49,7 @@ func (k stepKind) String() string { return kindKeys[k] }
 var modifiers = map[stepKind][]string{
 	kindText:     {"repeat"},
 	kindThinking: {"repeat", "signature"},
-	kindToolCall: {"argDeltas"},
+	kindToolCall: {"argDeltas", "cut"},
 }
 
 // step is one validated step of a turn.
@@ -64,8 +64,9 @@ type step struct {
 	// toolCall; argDeltas concatenate to args
 	toolID    string // "" means "call_<call>_<k>"
 	toolName  string
-	args      []byte // compact JSON object
+	args      []byte // compact JSON object; nil for a cut call
 	argDeltas []string
+	cut       bool // argDeltas stop short of a JSON object; the end has no final arguments
 
 	usage engine.Usage
 
@@ -129,6 +130,12 @@ func parseStep(raw json.RawMessage, st *step) error {
 			} else {
 				st.argDeltas, err = f.strs()
 			}
+		case "cut":
+			var b bool
+			if b, err = f.boolean(); err == nil && !b {
+				err = errors.New(`"cut" must be true`)
+			}
+			st.cut = b
 		case "usage":
 			err = st.parseUsage(f)
 		case "error":
@@ -211,7 +218,20 @@ func (st *step) parseToolCall(tf field) error {
 // checkArgDeltas makes the streamed deltas and the final arguments agree:
 // explicit argDeltas must concatenate to a JSON object (equal to arguments
 // when both are given); otherwise the compact arguments are cut into pieces.
+// A cut call is the opposite: its argDeltas must not make an object.
 func (st *step) checkArgDeltas() error {
+	if st.cut {
+		joined := strings.Join(st.argDeltas, "")
+		switch {
+		case strings.TrimSpace(joined) == "":
+			return errors.New(`"cut" needs "argDeltas": the arguments as far as they got`)
+		case st.args != nil:
+			return errors.New(`"cut" and "arguments" exclude each other: a cut call has no final arguments`)
+		case json.Valid([]byte(joined)) && jsonKind(json.RawMessage(joined)) == "an object":
+			return fmt.Errorf(`"cut" needs "argDeltas" that stop short of a JSON object, got %q`, joined)
+		}
+		return nil
+	}
 	if st.argDeltas == nil {
 		if st.args == nil {
 			st.args = []byte("{}")

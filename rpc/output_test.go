@@ -77,3 +77,33 @@ func TestWriterCloseDropsLaterFrames(t *testing.T) {
 		t.Fatalf("output %q", out.String())
 	}
 }
+
+// The server is a Backlog Sink: Backlogged says whether the last frame
+// found stdout full (Options.OutputFull), and stays until the next frame.
+func TestBackloggedFollowsTheLastFrame(t *testing.T) {
+	t.Parallel()
+	var full bool
+	var sizes []int
+	srv := NewServer(io.Discard, Options{OutputFull: func(n int) bool { sizes = append(sizes, n); return full }})
+	var _ engine.Backlog = srv
+	if srv.Backlogged() {
+		t.Fatal("backlogged before any frame")
+	}
+	full = true
+	srv.Event(engine.TurnStart{})
+	if !srv.Backlogged() {
+		t.Error("a frame that found stdout full does not show a backlog")
+	}
+	full = false
+	srv.Event(engine.TurnStart{})
+	if srv.Backlogged() {
+		t.Error("a frame that fit still shows a backlog")
+	}
+	if len(sizes) != 2 || sizes[0] != len(`{"type":"turn_start"}`)+1 {
+		t.Errorf("OutputFull asked about %v", sizes)
+	}
+	// Without OutputFull there is never a backlog.
+	if NewServer(io.Discard, Options{}).Backlogged() {
+		t.Error("backlogged without a probe")
+	}
+}

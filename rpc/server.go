@@ -37,6 +37,12 @@ type Options struct {
 	// come right after ready (the extension host reports its load failures
 	// there). Replies to the agent's requests are already read meanwhile.
 	Started func()
+	// OutputFull, if set, reports whether a frame of n bytes would have to
+	// wait for the host to read (the CLI asks its stdout pipe how much is
+	// unread). The server is then a Backlog Sink: while the host does not
+	// keep up, the engine merges a reply's piled-up deltas into one frame.
+	// Unset, nothing is ever merged.
+	OutputFull func(n int) bool
 }
 
 // Server is the RPC front of one session: it frames stdin, dispatches
@@ -121,8 +127,13 @@ func NewServer(out io.Writer, opts Options) *Server {
 		close(s.outGone)
 	})
 	s.out.grow = opts.GrowOutput
+	s.out.full = opts.OutputFull
 	return s
 }
+
+// Backlogged implements engine.Backlog: the last frame found stdout full,
+// so the host is not keeping up. Safe from any goroutine.
+func (s *Server) Backlogged() bool { return s.out.backlog.Load() }
 
 // Attach sets the session the server drives.
 func (s *Server) Attach(sess *engine.Session) { s.sess = sess }

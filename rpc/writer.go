@@ -3,6 +3,7 @@ package rpc
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,12 @@ type writer struct {
 	// stream big frames, because a bigger pipe makes every small round
 	// trip slower (measured: 19 µs vs 29 µs for get_state).
 	grow func()
+	// full, if set, says whether a frame of n bytes would wait for the
+	// host (Options.OutputFull); backlog is its answer for the last frame,
+	// set before the frame is written and kept until the next one, so it
+	// is true for as long as a write is blocked on the host and just after.
+	full    func(n int) bool
+	backlog atomic.Bool
 }
 
 const bigFrame = 64 << 10
@@ -44,6 +51,9 @@ func (w *writer) send(bp *[]byte) {
 	if w.grow != nil && len(*bp) >= bigFrame {
 		w.grow()
 		w.grow = nil
+	}
+	if w.full != nil {
+		w.backlog.Store(w.full(len(*bp)))
 	}
 	if !w.failed && !w.closed {
 		if _, err := w.out.Write(*bp); err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
 )
@@ -229,8 +230,67 @@ func benchPrompt(b *testing.B, start func() *benchProc) {
 	b.ReportMetric(float64(total)/float64(b.N), "stdout-bytes/op")
 }
 
-// BenchmarkStream5000DeltasFull: the original's frames (two snapshots each).
+// BenchmarkStream5000DeltasFull: the original's frames (two snapshots
+// each), read as fast as the benchmark can. The fake model streams faster
+// still, so stdout fills and the deltas that pile up are merged (about
+// 4 MB instead of 300 MB); BenchmarkServerStream5000 in rpc measures the
+// unmerged frames.
 func BenchmarkStream5000DeltasFull(b *testing.B) { benchStream(b, "full") }
+
+// BenchmarkStream5000DeltasSlowReader: the same stream read by a host that
+// takes 32 KiB every millisecond (about 32 MB/s, far below the agent's
+// pace): while its stdout is full the agent merges the piled-up deltas
+// into one frame (issue 15, L6), so the bytes written stay near the
+// reply's size times the frames the host could take, not 300 MB.
+func BenchmarkStream5000DeltasSlowReader(b *testing.B) {
+	script := streamScript(b, 5000)
+	marker := []byte(`{"type":"agent_end"`)
+	var total, frames int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		p := startBench(b, "--provider", "fake", "--model", script)
+		p.line(b)
+		slow := bufio.NewReaderSize(&throttled{r: p.out, chunk: 32 << 10, pause: time.Millisecond}, 1<<20)
+		b.StartTimer()
+		io.WriteString(p.in, `{"id":"p","type":"prompt","message":"go"}`+"\n")
+		var n int64
+		for {
+			line, err := slow.ReadSlice('\n')
+			n += int64(len(line))
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil {
+				b.Fatalf("stream ended early: %v", err)
+			}
+			if bytes.Contains(line, []byte(`"type":"text_delta"`)) {
+				frames++
+			}
+			if bytes.HasPrefix(line, marker) {
+				break
+			}
+		}
+		b.StopTimer()
+		total += n
+		p.stop(b)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total)/float64(b.N), "stdout-bytes/op")
+	b.ReportMetric(float64(frames)/float64(b.N), "delta-frames/op")
+}
+
+// throttled reads at most chunk bytes per read, pausing before each.
+type throttled struct {
+	r     io.Reader
+	chunk int
+	pause time.Duration
+}
+
+func (t *throttled) Read(p []byte) (int, error) {
+	time.Sleep(t.pause)
+	return t.r.Read(p[:min(len(p), t.chunk)])
+}
 
 // BenchmarkStream5000DeltasLean: --rpc-updates=delta.
 func BenchmarkStream5000DeltasLean(b *testing.B) { benchStream(b, "delta") }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"syscall"
+	"unsafe"
 )
 
 // growPipe enlarges the pipe behind f to 1 MiB when f is a pipe. A long
@@ -38,4 +39,39 @@ func pollableStdin(f *os.File) (r *os.File, restore func()) {
 		return f, func() {}
 	}
 	return os.NewFile(uintptr(fd), "/dev/stdin"), func() { _ = syscall.SetNonblock(fd, false) }
+}
+
+// pipeFull returns, when f is a pipe, a function that says whether a frame
+// of n bytes would have to wait for the host: what the host has not read
+// yet (FIONREAD, which Linux answers on the write end too) and n do not
+// fit in the pipe. The RPC writer calls it under its lock before each
+// frame, so the cached size needs no lock; it is read again before saying
+// "full" (growPipe may have grown the pipe). Nil when f is not a pipe:
+// files and terminals never make the host wait in this sense.
+func pipeFull(f *os.File) func(n int) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return nil
+	}
+	fd := f.Fd()
+	pipeSize := func() int {
+		const fGetPipeSz = 1032 // F_GETPIPE_SZ
+		s, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, fGetPipeSz, 0)
+		if errno != 0 {
+			return 1 << 30 // unknown: never full
+		}
+		return int(s)
+	}
+	size := pipeSize()
+	return func(n int) bool {
+		var unread int32
+		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&unread))); errno != 0 {
+			return false
+		}
+		if int(unread)+n <= size {
+			return false
+		}
+		size = pipeSize()
+		return int(unread)+n > size
+	}
 }

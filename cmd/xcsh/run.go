@@ -438,6 +438,10 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 		// The extensions' load failures come right after ready.
 		started = a.ext.Begin
 	}
+	var full func(int) bool
+	if f, ok := stdout.(*os.File); ok {
+		full = pipeFull(f)
+	}
 	srv := rpc.NewServer(stdout, rpc.Options{
 		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
@@ -445,7 +449,8 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 				growPipe(f)
 			}
 		},
-		Started: started,
+		Started:    started,
+		OutputFull: full,
 	})
 	sess := a.start(srv, srv, stderr)
 	srv.Attach(sess)

@@ -20,6 +20,7 @@ const epipeUsage = `usage:
 	epipe start  [--name N] [KEY=VALUE...] program [args...]
 	epipe stall  [--name N]
 	epipe resume [--name N]
+	epipe blocked [--name N]
 	epipe cut    [--name N]`
 
 // epipeGates maps each *liveProc started by epipe start to the gate its
@@ -123,7 +124,14 @@ func scriptEPIPE(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("epipe start: %v", err)
 		}
 		h.procs[name] = p
-		ts.Defer(func() { p.stop(ts) })
+		ts.Defer(func() {
+			// A script that failed while stalled must not wait for ever
+			// for a process blocked on its stdout.
+			if g, ok := epipeGates.Load(p); ok {
+				g.(*gate).resume()
+			}
+			p.stop(ts)
+		})
 	case "stall", "resume":
 		if len(args) != 0 {
 			ts.Fatalf("%s", epipeUsage)
@@ -140,6 +148,35 @@ func scriptEPIPE(ts *testscript.TestScript, neg bool, args []string) {
 			g.(*gate).stall()
 		} else {
 			g.(*gate).resume()
+		}
+	case "blocked":
+		// Waits until the process is blocked writing its stdout: the
+		// stalled pipe holds what it wrote, and one of its threads waits in
+		// a pipe write.
+		if len(args) != 0 {
+			ts.Fatalf("%s", epipeUsage)
+		}
+		p := h.procs[name]
+		if p == nil {
+			ts.Fatalf("epipe blocked: no process named %q", name)
+		}
+		r, ok := epipeReaders.Load(p)
+		if !ok {
+			ts.Fatalf("epipe blocked: process %q was not started with epipe start, or is cut or gone", name)
+		}
+		deadline := time.Now().Add(conditionBound)
+		for {
+			unread, blocked, err := pipeBlocked(r.(*os.File), p.cmd.Process.Pid)
+			if err != nil {
+				ts.Fatalf("epipe blocked: %v", err)
+			}
+			if blocked {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("epipe blocked: after %v the pipe holds %d unread bytes and no thread of the process waits in a pipe write (did you epipe stall?)", conditionBound, unread)
+			}
+			time.Sleep(pollEvery)
 		}
 	case "cut":
 		if len(args) != 0 {

@@ -51,9 +51,10 @@
 // (`429 {"type":"error","error":{...}}`) for an HTTP error, the error
 // event's body for an error inside the stream, "Connection error: ..." for
 // network failures and a stream that ends before message_stop, "Malformed
-// stream event: ..." for an event that is not JSON, and "Provider
+// stream event: ..." for an event that is not JSON, "Provider
 // stop_reason: <reason>" for a refusal or a stop reason the wire has no
-// name for. The key and credential headers are scrubbed from
+// name for, and engine.NotAStream's and LineWatch's texts (never retried)
+// for a 200 that is a page or holds a line over the decoder's cap. The key and credential headers are scrubbed from
 // every message.
 //
 // The anthropictest package is a scriptable test server for this API.
@@ -62,6 +63,7 @@ package anthropic
 import (
 	"context"
 	"fmt"
+	"mime"
 	"net/http"
 	"sort"
 	"strings"
@@ -125,11 +127,16 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		}
 	}
 	params, plan := buildParams(req)
-	stream := p.client.Messages.NewStreaming(ctx, params, requestOptions(req.Model, key, plan)...)
+	secrets := engine.Secrets(req.Model, key)
+	var body bodyCheck
+	opts := append(requestOptions(req.Model, key, plan), option.WithMiddleware(body.middleware(secrets)))
+	stream := p.client.Messages.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 
 	s := streamer{w: engine.NewStreamWriter(fn)}
+	events := 0
 	for stream.Next() {
+		events++
 		// Events already buffered keep decoding after a cancel; the
 		// engine has given up on this call, so they are not delivered.
 		if err := ctx.Err(); err != nil {
@@ -147,7 +154,17 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		return fmt.Errorf("anthropic: %w", err)
 	}
 	if err := stream.Err(); err != nil {
-		return providerError(err, engine.Secrets(req.Model, key))
+		if body.watch != nil {
+			if pe := body.watch.LineTooLong(err, 0, sseLineCap, "event stream", secrets); pe != nil {
+				return pe
+			}
+		}
+		return providerError(err, secrets)
+	}
+	if events == 0 && body.watch != nil && !body.watch.Empty() && !isEventStream(body.header) {
+		// Not one event, and not an event stream: a server or proxy that
+		// answered with something else; it will not change.
+		return engine.NotAStreamBody(http.StatusOK, body.header.Get("Content-Type"), body.watch.Head(), "an event stream", secrets)
 	}
 	return &engine.ProviderError{
 		Kind:    engine.ErrorTransport,
@@ -203,4 +220,39 @@ func hasAuthHeader(h map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// sseLineCap is the longest line the SDK's event-stream decoder takes
+// (bufio.MaxScanTokenSize << 9), as a message names it.
+const sseLineCap = "32 MiB"
+
+// bodyCheck looks at the response of one streaming call before the SDK
+// decodes it (a middleware, on the calling goroutine): a proxy's page with
+// status 200 fails the call at once (engine.NotAStream), and a stream's
+// body is watched so that a line over the decoder's cap can be named.
+type bodyCheck struct {
+	watch  *engine.LineWatch
+	header http.Header
+}
+
+func (b *bodyCheck) middleware(secrets []string) option.Middleware {
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		res, err := next(req)
+		if err != nil || res.StatusCode < 200 || res.StatusCode > 299 {
+			return res, err
+		}
+		if err := engine.NotAStream(res, "an event stream", secrets); err != nil {
+			res.Body.Close()
+			return nil, err
+		}
+		b.header = res.Header
+		b.watch = engine.WatchLines(res)
+		return res, nil
+	}
+}
+
+// isEventStream reports whether a response says it is an event stream.
+func isEventStream(h http.Header) bool {
+	media, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return media == "text/event-stream"
 }

@@ -32,6 +32,11 @@ var overflowText = regexp.MustCompile(`(?i)prompt is too long|exceeds? (the )?co
 // failure. The secrets (the key, credential headers) are scrubbed from the
 // message in case a gateway echoes them in its error body.
 func providerError(err error, secrets []string) error {
+	if own := (*engine.ProviderError)(nil); errors.As(err, &own) {
+		// Made here (engine.NotAStream in the body check), passed through
+		// the SDK as is.
+		return own
+	}
 	pe := &engine.ProviderError{Err: err}
 	var apiErr *sdk.Error
 	var syntaxErr *json.SyntaxError

@@ -305,6 +305,27 @@ func TestErrors(t *testing.T) {
 			message: `~502 `,
 		},
 		{
+			name:    "200 with a proxy's page",
+			resp:    at.Response{RawBody: "<!DOCTYPE html>\n<html><head><title>Access denied | Corp Proxy</title></head><body>blocked</body></html>"},
+			kind:    engine.ErrorProtocol,
+			status:  200,
+			message: `the server answered 200 with text/html instead of an event stream: "<title>Access denied | Corp Proxy</title>"`,
+		},
+		{
+			name:    "200 with JSON, not a stream",
+			resp:    at.Response{RawBody: `{"id":"msg_1","type":"message"}`, Headers: map[string]string{"content-type": "application/json"}},
+			kind:    engine.ErrorProtocol,
+			status:  200,
+			message: `the server answered 200 with application/json instead of an event stream: "{\"id\":\"msg_1\",\"type\":\"message\"}"`,
+		},
+		{
+			name:    "line over the decoder's cap",
+			resp:    at.Response{Events: []at.Event{start, {Raw: "event: content_block_delta\ndata: " + strings.Repeat("y", 33<<20) + "\n\n"}}},
+			kind:    engine.ErrorProtocol,
+			status:  200,
+			message: `the server sent a line over 32 MiB in its event stream, starting "data: ` + strings.Repeat("y", 74) + `…"`,
+		},
+		{
 			name:    "prompt too long",
 			resp:    at.ErrorResponse(400, "invalid_request_error", "prompt is too long: 215000 tokens > 200000 maximum", nil),
 			kind:    engine.ErrorContextOverflow,

@@ -29,7 +29,12 @@ var overflow = regexp.MustCompile(`(?i)exceeds (the |maximum )?context length`)
 // host names the server in transport messages; model names the model in
 // the not-found message ("" for requests about no model, where a 404 means
 // the host is not an Ollama).
-func classify(err error, host, model string) error {
+func classify(err error, host, model string) *engine.ProviderError {
+	if own := (*engine.ProviderError)(nil); errors.As(err, &own) {
+		// Made by the call's transport (engine.NotAStream), passed
+		// through the client inside a url.Error.
+		return own
+	}
 	pe := &engine.ProviderError{Kind: engine.ErrorOther, Err: err}
 	var se api.StatusError
 	var ae api.AuthorizationError

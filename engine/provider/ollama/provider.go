@@ -136,7 +136,10 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		}
 	}
 	s := &streamer{w: engine.NewStreamWriter(fn), nextID: countToolCalls(req.Messages)}
-	client := api.NewClient(base, p.http)
+	rt := &callTransport{next: p.http.Transport}
+	hc := *p.http
+	hc.Transport = rt
+	client := api.NewClient(base, &hc)
 	err = client.Chat(ctx, chatReq, s.chunk)
 	switch {
 	case s.done:
@@ -150,9 +153,58 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		// a url.Error; either way the call was aborted.
 		return ctx.Err()
 	case err != nil:
-		return classify(err, base.String(), req.Model.ID)
+		pe := classify(err, base.String(), req.Model.ID)
+		var se api.StatusError
+		if errors.As(err, &se) && rt.header != nil {
+			// The client's StatusError has no headers: the transport kept them.
+			pe.RetryAfter, pe.RetryAt = engine.ParseRetryAfter(rt.header)
+		}
+		return pe
+	}
+	if rt.watch != nil {
+		// The client drops its scanner's error: a line over its cap ends
+		// the stream as if the body had ended.
+		if err := rt.watch.LineTooLong(nil, maxLine, "8 MB", "NDJSON stream", nil); err != nil {
+			return err
+		}
 	}
 	// The body ended (the client does not report a read error, so a cut
 	// connection looks the same) without the done line.
 	return &engine.ProviderError{Kind: engine.ErrorTransport, Message: "ollama: stream ended before the response was done", Err: ErrIncomplete}
+}
+
+// maxLine is the longest line the api client reads (its maxBufferSize,
+// 8 * format.MegaByte).
+const maxLine = 8_000_000
+
+// callTransport carries the requests of one Stream call. The api client
+// returns an HTTP failure as a StatusError without the response's headers,
+// so Retry-After would be lost: the transport keeps them. It also fails a
+// successful response whose body is a page rather than the NDJSON stream
+// (a proxy's), and watches the stream's lines so that one over the
+// client's cap can be named. One call, one goroutine: no lock.
+type callTransport struct {
+	next   http.RoundTripper // nil: http.DefaultTransport
+	header http.Header       // the last response's
+	watch  *engine.LineWatch // the last successful response's body
+}
+
+func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	res, err := next.RoundTrip(req)
+	if err != nil {
+		return res, err
+	}
+	t.header = res.Header
+	if err := engine.NotAStream(res, "an NDJSON stream", nil); err != nil {
+		res.Body.Close()
+		return nil, err
+	}
+	if res.StatusCode >= 200 && res.StatusCode <= 299 {
+		t.watch = engine.WatchLines(res)
+	}
+	return res, nil
 }

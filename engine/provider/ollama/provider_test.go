@@ -383,6 +383,22 @@ func TestStreamErrors(t *testing.T) {
 			msg:    "502 <html>Bad Gateway</html>",
 		},
 		{
+			name:   "200 with a proxy's page",
+			reply:  ollamatest.Reply{Body: "<html><head><title>Proxy login</title></head><body>sign in</body></html>"},
+			kind:   engine.ErrorProtocol,
+			status: 200,
+			msg:    `the server answered 200 with text/html instead of an NDJSON stream: "<title>Proxy login</title>"`,
+			is:     engine.ErrNotAStream,
+		},
+		{
+			name:       "line over the client's cap",
+			reply:      lines(ollamatest.Text("Par"), ollamatest.Raw(`{"model":"`+strings.Repeat("z", 8_100_000))),
+			wantEvents: "text_start\ntext \"Par\"\n",
+			kind:       engine.ErrorProtocol,
+			status:     200,
+			msg:        `the server sent a line over 8 MB in its NDJSON stream, starting "{\"model\":\"` + strings.Repeat("z", 70) + `…"`,
+		},
+		{
 			name:   "rate limited",
 			reply:  ollamatest.Reply{Status: 429, Error: "too many requests"},
 			kind:   engine.ErrorRateLimit,
@@ -476,11 +492,43 @@ func TestStreamErrors(t *testing.T) {
 			if pe.Kind != tt.kind || pe.Status != tt.status || pe.Message != tt.msg {
 				t.Errorf("got kind %v status %d message %q\nwant kind %v status %d message %q", pe.Kind, pe.Status, pe.Message, tt.kind, tt.status, tt.msg)
 			}
-			if pe.Err == nil {
+			if pe.Err == nil && pe.Kind != engine.ErrorProtocol {
 				t.Error("Err is nil, want the cause")
 			}
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tt.is)
+			}
+		})
+	}
+}
+
+// TestStreamRetryAfter: the api client's StatusError has no headers, so
+// the call's transport keeps them and Retry-After reaches the engine.
+func TestStreamRetryAfter(t *testing.T) {
+	t.Parallel()
+	date := time.Date(2026, 1, 1, 0, 1, 30, 0, time.UTC)
+	tests := []struct {
+		name    string
+		headers map[string]string
+		after   time.Duration
+		at      time.Time
+	}{
+		{"seconds", map[string]string{"Retry-After": "30"}, 30 * time.Second, time.Time{}},
+		{"fraction", map[string]string{"Retry-After": "1.5"}, 1500 * time.Millisecond, time.Time{}},
+		{"milliseconds win", map[string]string{"Retry-After-Ms": "250", "Retry-After": "9"}, 250 * time.Millisecond, time.Time{}},
+		{"date", map[string]string{"Retry-After": date.Format(http.TimeFormat)}, 0, date},
+		{"none", nil, 0, time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err, _ := run(t, ollamatest.Reply{Status: 429, Headers: tt.headers, Error: "too many requests"})
+			var pe *engine.ProviderError
+			if !errors.As(err, &pe) || pe.Kind != engine.ErrorRateLimit {
+				t.Fatalf("err = %v, want a rate limit", err)
+			}
+			if pe.RetryAfter != tt.after || !pe.RetryAt.Equal(tt.at) {
+				t.Errorf("RetryAfter, RetryAt = %v, %v; want %v, %v", pe.RetryAfter, pe.RetryAt, tt.after, tt.at)
 			}
 		})
 	}

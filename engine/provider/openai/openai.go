@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -122,12 +123,21 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if body == nil || body.Body == nil {
 		return transportError(errNoResponse, red)
 	}
+	// A proxy's page with status 200 is not a stream: say so rather than
+	// report a stream that ended early (and retry it).
+	if err := engine.NotAStream(body, "an event stream", red); err != nil {
+		body.Body.Close()
+		return err
+	}
+	watch := engine.WatchLines(body)
 	dec := ssestream.NewDecoder(body)
 	defer dec.Close()
 
 	s := streamState{w: engine.NewStreamWriter(fn), c: &c, active: -1}
 	var ch wireChunk // one value for all events: it escapes to the heap
+	events := 0
 	for dec.Next() {
+		events++
 		ev := dec.Event()
 		if bytes.HasPrefix(ev.Data, done) {
 			break
@@ -152,13 +162,31 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		return err
 	}
 	if err := dec.Err(); err != nil {
+		if pe := watch.LineTooLong(err, 0, sseLineCap, "event stream", red); pe != nil {
+			return pe
+		}
 		return transportError(err, red)
+	}
+	if events == 0 && !isEventStream(body.Header) && !watch.Empty() {
+		// A body without a single event that is not an event stream (a
+		// server that ignored "stream": true): it will not change.
+		return engine.NotAStreamBody(body.StatusCode, body.Header.Get("Content-Type"), watch.Head(), "an event stream", red)
 	}
 	return s.end(red)
 }
 
 // done is the data of the stream's last event.
 var done = []byte("[DONE]")
+
+// sseLineCap is the longest line the SDK's event-stream decoder takes
+// (bufio.MaxScanTokenSize << 9), as a message names it.
+const sseLineCap = "32 MiB"
+
+// isEventStream reports whether a response says it is an event stream.
+func isEventStream(h http.Header) bool {
+	media, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return media == "text/event-stream"
+}
 
 // failure converts what stopped the stream.
 func failure(err error, res *http.Response, red redactor) error {

@@ -36,7 +36,9 @@
 //
 // A response has "status" (default 200), "headers" (added to the defaults:
 // request-id, and the content type of the body or stream), "body" (any JSON
-// value, sent compact as the whole body; with it, "events" must be empty), "events"
+// value, sent compact as the whole body; with it, "events" must be empty),
+// "rawBody" (bytes sent verbatim as the whole body, without a content type
+// of its own: a proxy's HTML page; it excludes body, events and end), "events"
 // and "end" ("" ends the stream normally, "cut" or "stall"). An event has
 // "data" (a JSON object, sent compact on one data line, as the API sends
 // it) and "event" (the SSE event name, by default data's "type"), or "raw"
@@ -76,6 +78,7 @@ type Response struct {
 	Status  int               `json:"status,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Body    json.RawMessage   `json:"body,omitempty"`
+	RawBody string            `json:"rawBody,omitempty"`
 	Events  []Event           `json:"events,omitempty"`
 	End     string            `json:"end,omitempty"`
 }
@@ -127,6 +130,9 @@ func (r *Response) check() error {
 	}
 	if len(r.Body) > 0 && (len(r.Events) > 0 || r.End != EndNormal) {
 		return errors.New("body and events (or end) exclude each other")
+	}
+	if r.RawBody != "" && (len(r.Body) > 0 || len(r.Events) > 0 || r.End != EndNormal) {
+		return errors.New("rawBody excludes body, events and end")
 	}
 	for j, e := range r.Events {
 		if (e.Raw == "") == (len(e.Data) == 0) {
@@ -214,9 +220,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	if len(resp.Body) > 0 {
+	switch {
+	case resp.RawBody != "":
+		// No content type of its own: the headers give one, or net/http
+		// sniffs it (text/html for a page), as a proxy's server would.
+	case len(resp.Body) > 0:
 		h.Set("Content-Type", "application/json")
-	} else {
+	default:
 		h.Set("Content-Type", "text/event-stream; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")
 	}
@@ -224,6 +234,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		h.Set(k, v)
 	}
 	w.WriteHeader(status)
+	if resp.RawBody != "" {
+		io.WriteString(w, resp.RawBody)
+		return
+	}
 	if len(resp.Body) > 0 {
 		w.Write(compact(resp.Body))
 		return

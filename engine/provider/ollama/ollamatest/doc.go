@@ -29,6 +29,7 @@
 //	       "done_reason": "stop", "prompt_eval_count": 12, "eval_count": 2}
 //	    ]},
 //	    {"status": 404, "error": "model \"x\" not found, try pulling it first"},
+//	    {"status": 429, "headers": {"retry-after": "2"}, "error": "too many requests"},
 //	    {"lines": [{"error": "model runner has unexpectedly stopped"}]},
 //	    {"lines": ["{\"model\":"], "end": "cut"},
 //	    {"lines": [], "end": "stall"}
@@ -43,7 +44,9 @@
 // "tags" replaces the built /api/tags answer. "chat" holds one reply per
 // /api/chat request, in order; a request past the last gets a 500.
 //
-// A reply has a status (default 200) and at most one of: error (the body
+// A reply has a status (default 200), headers (added to the response; a
+// content type given there replaces the reply's own) and at most one of:
+// error (the body
 // becomes {"error":...}), body (written as is) and lines. A line given as
 // a JSON object is written compacted, exactly as given; a line given as a
 // JSON string is written verbatim, which scripts lines that are not JSON.

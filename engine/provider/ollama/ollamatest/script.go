@@ -41,6 +41,9 @@ type Model struct {
 type Reply struct {
 	// Status is the HTTP status; 0 is 200.
 	Status int `json:"status,omitempty"`
+	// Headers are added to the response (retry-after, or a content type
+	// that replaces the reply's own).
+	Headers map[string]string `json:"headers,omitempty"`
 	// Error, when set, makes the body Ollama's error object
 	// {"error":"<Error>"} (as its server writes it: compact, no newline).
 	Error string `json:"error,omitempty"`

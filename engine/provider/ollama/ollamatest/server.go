@@ -176,6 +176,10 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rep Reply, modelN
 	if status == 0 {
 		status = http.StatusOK
 	}
+	// The reply's own content type is set below unless a header gives one.
+	for k, v := range rep.Headers {
+		w.Header().Set(k, v)
+	}
 	switch {
 	case rep.Error != "":
 		writeError(w, status, rep.Error)
@@ -185,7 +189,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rep Reply, modelN
 	default:
 		// Ollama's content type for a stream; its chunks go out one write
 		// and one flush each.
-		w.Header().Set("Content-Type", "application/x-ndjson")
+		setDefault(w.Header(), "Content-Type", "application/x-ndjson")
 		w.WriteHeader(status)
 		for _, l := range rep.Lines {
 			w.Write(append(l.bytes(modelName), '\n'))
@@ -220,9 +224,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	setDefault(w.Header(), "Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	w.Write(b)
+}
+
+// setDefault sets a header the script's headers did not set.
+func setDefault(h http.Header, key, value string) {
+	if h.Get(key) == "" {
+		h.Set(key, value)
+	}
 }
 
 func (m Model) arch() string {
