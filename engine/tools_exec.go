@@ -190,7 +190,7 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool, orde
 	if ctx.Err() != nil {
 		return errorResult("Operation aborted")
 	}
-	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order}, order: order, Todos: s.todosNow}
+	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order, call.ID}, order: order, Todos: s.todosNow}
 	if s.cfg.Gate != nil {
 		if res := s.cfg.Gate(ctx, tc); res != nil {
 			return *res
