@@ -66,18 +66,3 @@ func (s *Session) dequeue(q *[]queued, mode string) []Message {
 	s.queueChanged()
 	return out
 }
-
-// ClearQueues drops the messages waiting in the steering and follow-up
-// queues (announced when there were any) and reports how many it
-// dropped. A front whose cancel means "forget what was asked meanwhile"
-// (ACP's session/cancel) calls it; rpc's abort keeps the queues, as the
-// original does. (actor)
-func (s *Session) ClearQueues() int {
-	n := len(s.steering) + len(s.followUps)
-	if n == 0 {
-		return 0
-	}
-	s.steering, s.followUps = nil, nil
-	s.queueChanged()
-	return n
-}

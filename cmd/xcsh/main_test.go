@@ -20,6 +20,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
+	"github.com/xcsh-go/xcsh/rpc/acp/acptest"
 	"github.com/xcsh-go/xcsh/rpc/rpctest"
 )
 
@@ -35,6 +36,7 @@ func TestMain(m *testing.M) {
 		"xcsh":            main,
 		"jsonl-echo":      rpctest.EchoMain,
 		"mcp-test-server": mcptest.Main,
+		"acp-client":      acptest.Main,
 	})
 }
 
