@@ -26,7 +26,12 @@ func (ss *session) replay() {
 				}
 			}
 		case *engine.AssistantMessage:
-			id := ss.newMessageID()
+			id := ss.msgID
+			if v.StopReason != "" || id == "" {
+				// A finished message; only the one being streamed (no
+				// stop reason yet) keeps the id its live chunks carry.
+				id = ss.newMessageID()
+			}
 			for _, b := range v.Content {
 				switch b.Type {
 				case engine.BlockThinking:

@@ -223,6 +223,9 @@ func (ss *session) Event(ev engine.Event) {
 }
 
 func seconds(ms int64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%dms", ms)
+	}
 	if ms%1000 == 0 {
 		return fmt.Sprintf("%ds", ms/1000)
 	}
