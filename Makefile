@@ -27,7 +27,7 @@ golden:
 	GOLDIE_UPDATE=1 UPDATE_SCRIPTS=1 $(GO) test ./rpc/ ./cmd/xcsh/ -run 'TestServerGolden|TestScripts' -count=1
 
 bench:
-	$(GO) test -run '^$$' -bench 'ColdStart|IdleMemory|Stream|Load|Append|SwitchSession|ToRequest|CompactionPrepare|TTSR' -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/... ./rpc/
+	$(GO) test -run '^$$' -bench 'ColdStart|IdleMemory|Stream|Load|Append|SwitchSession|ToRequest|CompactionPrepare|TTSR|ACP' -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/... ./rpc/
 	# Round trips are microseconds: 20 of them would measure scheduler noise.
 	$(GO) test -run '^$$' -bench 'GetState' -benchmem -benchtime 3000x ./cmd/xcsh/ ./rpc/
 	# Command starts through the supervisor, sandboxed or not (issue 15, issue 21: < 5 ms added), and
