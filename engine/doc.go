@@ -43,7 +43,7 @@
 //
 // # The verbs
 //
-// Every front (rpc today, ACP and the extension host next) drives the
+// Every front (rpc, acp and oneshot today, the extension host next) drives the
 // session through the same methods, with typed arguments, results and
 // errors; a front maps the errors to its own wire texts. Queries and
 // settings answer at once (State, Messages, Page, Stats, SelectModel,
