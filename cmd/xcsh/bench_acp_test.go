@@ -156,4 +156,3 @@ func BenchmarkACPIdleMemory10Sessions(b *testing.B) {
 		p.stop(b)
 	}
 }
-

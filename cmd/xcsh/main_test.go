@@ -419,4 +419,3 @@ func acpExampleClientCmd(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(exampleClient.err)
 	ts.Setenv(args[0], exampleClient.path)
 }
-
