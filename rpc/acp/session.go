@@ -122,7 +122,9 @@ func (ss *session) push(method string, id, params json.RawMessage) {
 	ss.enqueue(func() { ss.handle(method, id, params) })
 }
 
-func (ss *session) enqueue(fn func()) {
+// enqueue queues fn for the executor, in order; false once the session
+// is closing (fn will not run).
+func (ss *session) enqueue(fn func()) bool {
 	ss.inMu.Lock()
 	closed := ss.inClosed
 	if !closed {
@@ -135,6 +137,7 @@ func (ss *session) enqueue(fn func()) {
 		default:
 		}
 	}
+	return !closed
 }
 
 // pump feeds the queued requests to the executor, once the session's
@@ -197,14 +200,19 @@ func (ss *session) cancel() {
 // cancelRequest is $/cancel_request for one of our prompts.
 func (ss *session) cancelRequest(id json.RawMessage) {
 	done := make(chan bool, 1)
-	ss.enqueue(func() {
+	ss.wg.Add(1) // before the queue: close waits for the group after draining it
+	if !ss.enqueue(func() {
 		hit := ss.turn != nil && string(ss.turn.id) == string(id)
 		for _, t := range ss.queue {
 			hit = hit || string(t.id) == string(id)
 		}
 		done <- hit
-	})
+	}) {
+		ss.wg.Done()
+		return
+	}
 	go func() {
+		defer ss.wg.Done()
 		if <-done {
 			ss.cancel()
 		}
