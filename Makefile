@@ -29,7 +29,7 @@ golden:
 bench:
 	# Stream includes Stream5000DeltasSlowReader: a host reading 32 KiB a millisecond, the deltas
 	# merged while stdout is full (issue 15: bytes written and time, against 300 MB unmerged).
-	$(GO) test -run '^$$' -bench 'ColdStart|IdleMemory|Stream|Load|Append|SwitchSession|ToRequest|CompactionPrepare|TTSR' -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/... ./rpc/
+	$(GO) test -run '^$$' -bench 'ColdStart|IdleMemory|Stream|Load|Append|SwitchSession|ToRequest|CompactionPrepare|TTSR|ACP' -benchmem -benchtime 20x ./cmd/xcsh/ ./engine/... ./rpc/
 	# Extensions: a hook's round trip, the tap on an unsubscribed delta, a 5,000-delta session with an
 	# extension subscribed to agent_end only (within 5% of none: the binary's Stream...ExtAgentEnd above).
 	$(GO) test -run '^$$' -bench 'HookRoundTrip|TapDelta|Session5000' -benchmem -benchtime 200x ./engine/extension/

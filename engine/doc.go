@@ -43,10 +43,10 @@
 //
 // # The verbs
 //
-// Every front (rpc, the print and json modes; ACP next) and the
-// extension host drive the session through the same methods, with typed
-// arguments, results and errors; a front maps the errors to its own wire
-// texts. The extension host also uses the verbs no front has: SendMessage,
+// Every front (rpc, acp and the print and json modes) and the extension
+// host drive the session through the same methods, with typed arguments,
+// results and errors; a front maps the errors to its own wire texts. The
+// extension host also uses the verbs no front has: SendMessage,
 // AppendCustomEntry, SetLabel, SetActiveTools, Exec and the UI requests. Queries and
 // settings answer at once (State, Messages, Page, Stats, SelectModel,
 // CycleModel, SetThinkingLevel, SetHostTools). The lifecycle verbs

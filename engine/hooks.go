@@ -206,10 +206,18 @@ func (s *Session) extensionCommand(text string) (name, args string, ok bool) {
 	return "", "", false
 }
 
+// NamesExtensionCommand reports whether a prompt of this text would run
+// an extension's slash command instead of starting a run. (actor)
+func (s *Session) NamesExtensionCommand(text string) bool {
+	_, _, ok := s.extensionCommand(text)
+	return ok
+}
+
 // runExtensionCommand is the first input step (commands.go): a prompt
 // naming an extension command runs it, on its own goroutine (cancelled
-// when the session shuts down: ActCommand), and is consumed. (actor)
-func (s *Session) runExtensionCommand(in Input) (Input, bool) {
+// when the session shuts down: ActCommand), and is consumed; done, if
+// set, is called on the executor once the command has finished. (actor)
+func (s *Session) runExtensionCommand(in Input, done func()) (Input, bool) {
 	name, args, ok := s.extensionCommand(in.Text)
 	if !ok {
 		return in, false
@@ -222,6 +230,9 @@ func (s *Session) runExtensionCommand(in Input) (Input, bool) {
 		defer cancel(nil)
 		defer remove()
 		s.cfg.Hooks.RunCommand(ctx, name, args)
+		if done != nil {
+			s.Post(done)
+		}
 	}()
 	return in, true
 }

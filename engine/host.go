@@ -109,13 +109,17 @@ func askHost[T any](s *Session, ctx context.Context, order *sendOrder, act Activ
 }
 
 // callUI is the UI of one tool call: the session's dialogs, sent in the
-// call's turn.
+// call's turn and tied to the call.
 type callUI struct {
 	s     *Session
 	order *sendOrder
+	id    string // the call's id
 }
 
 // Dialog implements UI.
 func (u callUI) Dialog(ctx context.Context, req DialogRequest) (DialogReply, error) {
+	if req.ToolCallID == "" {
+		req.ToolCallID = u.id
+	}
 	return u.s.dialog(ctx, u.order, req)
 }

@@ -157,6 +157,18 @@ func (p *Partial) snapshot() *AssistantMessage {
 	return &m
 }
 
+// ToolCall returns the id and name of block i when it is a tool call, and
+// its arguments as streamed so far (completed into a valid object; nil
+// before the first complete one). A front that shows a call as soon as
+// it starts (ACP's pending tool_call) reads it at toolcall_start. (actor)
+func (p *Partial) ToolCall(i int) (id, name string, args []byte, ok bool) {
+	if i < 0 || i >= len(p.msg.Content) || p.msg.Content[i].Type != BlockToolCall {
+		return "", "", nil, false
+	}
+	b := p.msg.Content[i]
+	return b.ID, b.Name, b.Arguments, true
+}
+
 // blockText returns the text of block i so far.
 func (p *Partial) blockText(i int) string {
 	if p.blocks[i].open {

@@ -346,6 +346,10 @@ type PromptOptions struct {
 	// or after the Input hook. A front that keeps its input in order holds
 	// what follows the prompt until then (rpc does).
 	Taken func()
+	// CommandDone, if set, is called on the executor once the extension
+	// command the prompt named (NamesExtensionCommand) has finished; a
+	// front that answers a prompt after all it caused (ACP) waits for it.
+	CommandDone func()
 
 	inTurn bool // admitted from the Input hook in arrival order (admit)
 }
@@ -366,7 +370,7 @@ func (o PromptOptions) taken() {
 // called once all that is over. (actor)
 func (s *Session) Prompt(text string, opts PromptOptions) error {
 	in := Input{Text: text, Images: opts.Images}
-	if _, handled := s.runExtensionCommand(in); handled {
+	if _, handled := s.runExtensionCommand(in, opts.CommandDone); handled {
 		opts.taken()
 		return nil
 	}

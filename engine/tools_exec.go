@@ -217,7 +217,7 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool, orde
 
 // execTool runs a call past its checks: the gate, then the tool.
 func (s *Session) execTool(ctx context.Context, call ContentBlock, tool Tool, args []byte, order *sendOrder) ToolResult {
-	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order}, order: order, Todos: s.todosNow}
+	tc := ToolCall{ID: call.ID, Name: call.Name, Arguments: args, UI: callUI{s, order, call.ID}, order: order, Todos: s.todosNow}
 	if s.cfg.Gate != nil {
 		if res := s.cfg.Gate(ctx, tc); res != nil {
 			return *res

@@ -58,6 +58,10 @@ type DialogRequest struct {
 	// passes (on the session's clock); the host is told to close it.
 	// Editors have none, as in the original.
 	Timeout time.Duration
+	// ToolCallID is the tool call that asks (its UI sets it), "" for a
+	// dialog of no call. The RPC wire does not carry it; ACP ties its
+	// permission requests to the call.
+	ToolCallID string
 }
 
 // DialogReply is the user's answer. A dismissed, timed-out or withdrawn
@@ -70,16 +74,22 @@ type DialogReply struct {
 	TimedOut  bool
 }
 
-type dialogFrame struct {
-	id  string
-	req DialogRequest
+// DialogOpen is the event that puts a dialog to the host: the RPC front
+// writes it as an extension_ui_request, the ACP front turns it into a
+// permission or elicitation request. ID is the dialog's (the one its
+// HostLink.AwaitDialog waits on).
+type DialogOpen struct {
+	ID      string
+	Request DialogRequest
 }
 
-func (dialogFrame) EventType() string { return "extension_ui_request" }
+// EventType implements Event.
+func (DialogOpen) EventType() string { return "extension_ui_request" }
 
-func (f dialogFrame) AppendJSON(dst []byte) []byte {
-	r := f.req
-	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", f.id)
+// AppendJSON implements Event.
+func (f DialogOpen) AppendJSON(dst []byte) []byte {
+	r := f.Request
+	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", f.ID)
 	dst = appendStringField(dst, "method", r.Method)
 	dst = appendStringField(dst, "title", r.Title)
 	switch r.Method {
@@ -109,14 +119,18 @@ func (f dialogFrame) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-type cancelFrame struct{ id, target string }
+// DialogCancel tells the host that dialog Target was withdrawn (timed
+// out, or its call was cancelled) and resolved to its default.
+type DialogCancel struct{ ID, Target string }
 
-func (cancelFrame) EventType() string { return "extension_ui_request" }
+// EventType implements Event.
+func (DialogCancel) EventType() string { return "extension_ui_request" }
 
-func (f cancelFrame) AppendJSON(dst []byte) []byte {
-	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", f.id)
+// AppendJSON implements Event.
+func (f DialogCancel) AppendJSON(dst []byte) []byte {
+	dst = appendStringField(appendType(dst, "extension_ui_request"), "id", f.ID)
 	dst = appendStringField(dst, "method", "cancel")
-	dst = appendStringField(dst, "targetId", f.target)
+	dst = appendStringField(dst, "targetId", f.Target)
 	return append(dst, '}')
 }
 
@@ -147,8 +161,8 @@ func (s *Session) dialog(ctx context.Context, order *sendOrder, req DialogReques
 		}()
 	}
 	reply, err := askHost(s, dctx, order, ActDialog, "ui",
-		func(id string) Event { return dialogFrame{id: id, req: req} },
-		func(id string) Event { return cancelFrame{id: s.cfg.IDs.NewID("ui"), target: id} },
+		func(id string) Event { return DialogOpen{ID: id, Request: req} },
+		func(id string) Event { return DialogCancel{ID: s.cfg.IDs.NewID("ui"), Target: id} },
 		func(ctx context.Context, id string, send func()) (DialogReply, error) {
 			return s.cfg.Host.AwaitDialog(ctx, id, send)
 		})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
+	"github.com/xcsh-go/xcsh/rpc/acp/acptest"
 	"github.com/xcsh-go/xcsh/rpc/rpctest"
 )
 
@@ -43,6 +45,7 @@ func TestMain(m *testing.M) {
 		"xcsh-testext":    exttest.Main,
 		// The Go example of docs/examples/extensions, as its main builds it.
 		"xcsh-ext-wordcount": func() { os.Exit(extkit.Run(wordcount.Extension())) },
+		"acp-client":         acptest.Main,
 	})
 }
 
@@ -54,6 +57,11 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopRealOllama)
+	t.Cleanup(func() {
+		if exampleClient.path != "" {
+			os.RemoveAll(filepath.Dir(exampleClient.path))
+		}
+	})
 	p := rpctest.Params(filepath.Join(root, "testscripts"), filepath.Join(root, "golden"), func(env *testscript.Env) error {
 		env.Values[apiServersKey{}] = map[string]recorder{}
 		// The example extensions the ext_example_* scenarios run.
@@ -73,6 +81,21 @@ func TestScripts(t *testing.T) {
 		// The third-party MCP server of mcp_npm_server_everything, when
 		// .ci/run installed it (else the scenario runs it through npx).
 		env.Setenv("XCSH_MCP_EVERYTHING", mcpEverything())
+		// The TypeScript ACP SDK of acp_sdk_ts_client, when .ci/run
+		// installed it (else the scenario installs it with npm).
+		env.Setenv("ACP_TS_SDK", acpTSSDK())
+		// npm and node run by a scenario trust the machine's CAs and read
+		// the user's configuration although $HOME is the scenario's.
+		for _, k := range []string{"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"} {
+			if v := os.Getenv(k); v != "" {
+				env.Setenv(k, v)
+			}
+		}
+		if home, err := os.UserHomeDir(); err == nil {
+			if rc := filepath.Join(home, ".npmrc"); fileExists(rc) && os.Getenv("NPM_CONFIG_USERCONFIG") == "" {
+				env.Setenv("NPM_CONFIG_USERCONFIG", rc)
+			}
+		}
 		if liveOllama() {
 			for _, k := range []string{"OLLAMA_HOST", "XCSH_LIVE_OLLAMA_MODEL"} {
 				env.Setenv(k, os.Getenv(k))
@@ -91,12 +114,15 @@ func TestScripts(t *testing.T) {
 			return mcpEverything() != "", nil
 		case "small-fs":
 			return smallFS(), nil
+		case "acp-ts-sdk-installed":
+			return acpTSSDK() != "", nil
 		}
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
 	p.Cmds["apiserver"] = apiServerCmd
 	p.Cmds["mcpserver"] = mcpServerCmd
 	p.Cmds["render"] = renderCmd
+	p.Cmds["acp-example-client"] = acpExampleClientCmd
 	p.Cmds["docexamples"] = docExamplesCmd
 	testscript.Run(t, p)
 }
@@ -354,3 +380,61 @@ func mcpEverything() string {
 var smallFS = sync.OnceValue(func() bool {
 	return exec.Command("unshare", "-Urm", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs \"$d\"").Run() == nil
 })
+
+// acpTSSDK is the directory of the npm package @agentclientprotocol/sdk:
+// $XCSH_ACP_TS_SDK, else where .ci/run installs it, else "".
+func acpTSSDK() string {
+	if p := os.Getenv("XCSH_ACP_TS_SDK"); p != "" {
+		return p
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		cache = filepath.Join(home, ".cache")
+	}
+	p := filepath.Join(cache, "xcsh-ci", "acp-ts", "node_modules", "@agentclientprotocol", "sdk")
+	if _, err := os.Stat(filepath.Join(p, "package.json")); err != nil {
+		return ""
+	}
+	return p
+}
+
+// exampleClient is the Go ACP SDK's example client, built once per test
+// run from the module cache.
+var exampleClient struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// acpExampleClientCmd builds github.com/coder/acp-go-sdk/example/client
+// (the module is a dependency, so it is in the module cache) and sets
+// $NAME to the program.
+//
+//	acp-example-client NAME
+func acpExampleClientCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: acp-example-client NAME")
+	}
+	exampleClient.once.Do(func() {
+		dir, err := os.MkdirTemp("", "acp-example-client")
+		if err != nil {
+			exampleClient.err = err
+			return
+		}
+		root := ts.Getenv("XCSH_REPO_ROOT")
+		out := filepath.Join(dir, "acp-example-client")
+		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, "github.com/coder/acp-go-sdk/example/client")
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			exampleClient.err = fmt.Errorf("building the example client: %v\n%s", err, b)
+			return
+		}
+		exampleClient.path = out
+	})
+	ts.Check(exampleClient.err)
+	ts.Setenv(args[0], exampleClient.path)
+}

@@ -153,7 +153,7 @@ and keys; architecture.md: how it is built).`,
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	f := cmd.Flags()
-	f.StringVar(&o.mode, "mode", "", "rpc (a host drives the agent over JSON lines), json (one prompt, every event as JSON lines) or print (like -p)")
+	f.StringVar(&o.mode, "mode", "", "rpc (a host drives the agent over JSON lines), acp (an Agent Client Protocol editor: Zed, JetBrains, Neovim), json (one prompt, every event as JSON lines) or print (like -p)")
 	f.BoolVarP(&o.print, "print", "p", false, "run the prompt given as arguments (and piped stdin), print the answer and exit")
 	f.BoolVar(&o.listModels, "list-models", false, "list the models you can use (an argument filters them) and exit")
 	f.StringVar(&o.provider, "provider", "", "model provider: fake (built-in demo), ollama, anthropic, openai, or one from models.json")
@@ -238,10 +238,15 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 			return &exitError{2, "Error: --rpc-max-line-bytes must be positive"}
 		}
 	case "print", "json":
+	case "acp":
+		if o.maxLineBytes <= 0 {
+			return &exitError{2, "Error: --rpc-max-line-bytes must be positive"}
+		}
+		return runACP(ctx, o, stdin, stdout, stderr)
 	case "":
 		return &exitError{2, `Error: interactive mode is not available in this build: run one prompt with xcsh -p "prompt", or drive the agent with --mode rpc (xcsh --help)`}
 	default:
-		return &exitError{2, fmt.Sprintf("Error: unknown mode %q (supported: rpc, json, print)", mode)}
+		return &exitError{2, fmt.Sprintf("Error: unknown mode %q (supported: rpc, acp, json, print)", mode)}
 	}
 	a, err := setupAgent(o, stderr)
 	if err != nil {
@@ -278,16 +283,7 @@ type agentSetup struct {
 // ids, session file, models, thinking level, tools, confirmation policy
 // and system prompt.
 func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
-	var clock engine.Clock = engine.SystemClock{}
-	var ids engine.IDSource
-	deterministic := truthy(os.Getenv("XCSH_DETERMINISTIC"))
-	if deterministic {
-		clock = engine.DeterministicEpoch
-		ids = &engine.SequentialIDs{}
-	} else {
-		ids = &engine.RandomIDs{Clock: clock}
-	}
-
+	clock, ids, deterministic := clockAndIDs()
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, &exitError{2, "Error: " + err.Error()}
@@ -298,10 +294,49 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	}
 	// A resumed session may bring its model: no model yet is then no error.
 	resumed := ss.loaded != nil && o.model == "" && o.provider == ""
+	sh, err := setupShared(o, clock, ids, deterministic, resumed, cwd, stderr)
+	if err != nil {
+		return nil, err
+	}
+	mcpServers := mcpManager(o, cwd, os.Getenv, clock, stderr)
+	cfg, ext, err := sh.sessionConfig(o, sessionParts{cwd: cwd, ss: ss, hostUI: o.ui, mcp: mcpServers}, stderr)
+	if err != nil {
+		sh.ms.discovery.Wait()
+		return nil, err
+	}
+	return &agentSetup{cfg: cfg, ss: ss, ms: sh.ms, sandbox: sh.procs.state, mcp: mcpServers, ext: ext, keepModel: sh.keepModel, keepThinking: sh.keepThinking}, nil
+}
+
+// clockAndIDs are the process's clock and id source: frozen and
+// sequential under XCSH_DETERMINISTIC.
+func clockAndIDs() (engine.Clock, engine.IDSource, bool) {
+	if truthy(os.Getenv("XCSH_DETERMINISTIC")) {
+		return engine.DeterministicEpoch, &engine.SequentialIDs{}, true
+	}
+	var clock engine.Clock = engine.SystemClock{}
+	return clock, &engine.RandomIDs{Clock: clock}, false
+}
+
+// sharedSetup is what every session of the process shares: the clock and
+// ids, the models, the processes' keys and sandbox, the thinking level.
+// ACP builds several sessions from it (sessionConfig), in their own cwds.
+type sharedSetup struct {
+	clock                   engine.Clock
+	ids                     engine.IDSource
+	deterministic           bool
+	ms                      *modelSetup
+	procs                   *procSetup
+	thinking                engine.ThinkingLevel
+	keepModel, keepThinking bool
+}
+
+// setupShared resolves the keys, the models (optional: none yet is no
+// error), the sandbox (for cwd) and the thinking level.
+func setupShared(o *options, clock engine.Clock, ids engine.IDSource, deterministic, optional bool, cwd string, stderr io.Writer) (*sharedSetup, error) {
 	if err := resolveAPIKey(o, &o.procs.keys, os.Getenv); err != nil { // procs: keys.go
 		return nil, err
 	}
-	ms, err := setupModels(o, os.Getenv, deterministic, resumed, stderr)
+	ms, err := setupModels(o, os.Getenv, deterministic, optional, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -323,25 +358,51 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 			fmt.Fprintf(stderr, "Warning: invalid --thinking %q (expected off, minimal, low, medium, high or xhigh); ignored\n", o.thinking)
 		}
 	}
+	return &sharedSetup{clock: clock, ids: ids, deterministic: deterministic, ms: ms, procs: procs, thinking: thinking,
+		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
+}
 
+// sessionParts are what differs between the sessions of one process.
+type sessionParts struct {
+	cwd    string
+	ss     *sessionSetup // the record: id, file, store
+	hostUI bool          // the host shows dialogs: the ask tool exists
+	mcp    *mcp.Manager  // nil: no MCP servers
+	// editor and exec delegate the file tools and bash (ACP); nil: local.
+	editor tools.Editor
+	exec   tools.Exec
+}
+
+// sessionConfig builds one session's configuration in p.cwd: tools,
+// confirmation policy, system prompt, resources, MCP servers, and starts
+// the session's extensions (nil host: there are none).
+func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Writer) (engine.Config, *extension.Host, error) {
+	cwd, clock, ss := p.cwd, sh.clock, p.ss
 	// One clock serves the engine and the tools (file ages in read).
 	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
 		Clock: clock}
-	toolOpts.HostUI = o.ui
-	toolOpts.Sandbox = procs.sandbox // procs: sandbox.go
+	toolOpts.HostUI = p.hostUI
+	toolOpts.Sandbox = sh.procs.sandbox // procs: sandbox.go
+	toolOpts.Editor, toolOpts.Exec = p.editor, p.exec
 	policy := newConfirmPolicy(cwd, o.confirmBash, o.confirmOutside, o.confirmTimeout)
-	if deterministic {
+	if sh.deterministic {
 		// Streamed partial output depends on timing; transcripts must not.
 		toolOpts.StreamInterval = 0
+		if o.mode == "acp" {
+			// Only the first output of a command streams at once (the
+			// leading edge; a following burst would wait an hour): a
+			// transcript can show bash streaming and stay deterministic.
+			toolOpts.StreamInterval = time.Hour
+		}
 	}
 	var active []engine.Tool
+	var err error
 	switch {
 	case o.noTools:
 	case o.tools != "":
 		active, err = tools.Select(toolOpts, strings.Split(o.tools, ","))
 		if err != nil {
-			ms.discovery.Wait()
-			return nil, &exitError{2, "Error: --tools: " + err.Error()}
+			return engine.Config{}, nil, &exitError{2, "Error: --tools: " + err.Error()}
 		}
 	default:
 		active = tools.Builtins(toolOpts)
@@ -373,23 +434,22 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	if policy != nil {
 		gate = policy.gate
 	}
-	mcpServers := mcpManager(o, cwd, os.Getenv, clock, stderr)
 	var toolSources []engine.ToolSource
-	if mcpServers != nil {
-		toolSources = append(toolSources, mcpServers)
+	if p.mcp != nil {
+		toolSources = append(toolSources, p.mcp)
 	}
+	ms := sh.ms
 	cfg := engine.Config{
-		Provider: ms.provider, Model: ms.model, ThinkingLevel: thinking, Tools: active, Thinking: thinkingPolicy{},
+		Provider: ms.provider, Model: ms.model, ThinkingLevel: sh.thinking, Tools: active, Thinking: thinkingPolicy{},
 		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
 		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), ToolSources: toolSources, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
-		SystemPrompt: sysPrompt, Clock: clock, IDs: ids, Hooks: hooks, Commands: commands, Log: stderr,
-		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: deterministic,
+		SystemPrompt: sysPrompt, Clock: clock, IDs: sh.ids, Hooks: hooks, Commands: commands, Log: stderr,
+		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: sh.deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout), MaxTurns: o.maxTurns,
 		TodoClearDelay: clearDelay(o.todoClearDelay), Cwd: cwd,
 	}
-	return &agentSetup{cfg: cfg, ss: ss, ms: ms, sandbox: procs.state, mcp: mcpServers, ext: extHost,
-		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
+	return cfg, extHost, nil
 }
 
 // start builds the session with the front's sink and host link, and

@@ -559,7 +559,8 @@ func dialogCall(method string) slowCall {
 		resume := e.pause(parent)
 		defer resume()
 		reply, err := sess.Dialog(ctx, engine.DialogRequest{Method: method, Title: p.Title, Message: p.Message, Options: p.Options,
-			Placeholder: p.Placeholder, Prefill: p.Prefill, Timeout: time.Duration(p.Timeout) * time.Millisecond})
+			Placeholder: p.Placeholder, Prefill: p.Prefill, Timeout: time.Duration(p.Timeout) * time.Millisecond,
+			ToolCallID: toolCallOf(ctx)})
 		o := openObj()
 		switch {
 		case method == engine.DialogConfirm:

@@ -234,7 +234,7 @@ func (h *Host) BeforeProviderRequest(ctx context.Context, req *engine.Request) {
 func (h *Host) ToolCall(ctx context.Context, call engine.ToolCallHook) engine.ToolCallResult {
 	var res engine.ToolCallResult
 	input := call.Input
-	h.ask(ctx, bitToolCall, "tool_call", func(o *obj) {
+	h.ask(withToolCall(ctx, call.ID), bitToolCall, "tool_call", func(o *obj) {
 		o.str("toolName", call.Name).str("toolCallId", call.ID).raw("input", input)
 	}, func(raw json.RawMessage) (bool, error) {
 		var r struct {
@@ -263,7 +263,7 @@ func (h *Host) ToolCall(ctx context.Context, call engine.ToolCallHook) engine.To
 
 // ToolResult implements engine.Hooks.
 func (h *Host) ToolResult(ctx context.Context, call engine.ToolCallHook, res engine.ToolResult) engine.ToolResult {
-	h.ask(ctx, bitToolResult, "tool_result", func(o *obj) {
+	h.ask(withToolCall(ctx, call.ID), bitToolResult, "tool_result", func(o *obj) {
 		details := res.Details
 		if details == nil {
 			details = []byte("{}")
@@ -500,3 +500,18 @@ func sessionStartParams(reason, id, file, previous string) []byte {
 }
 
 func sessionShutdownParams(id string) []byte { return newObj("session_shutdown", id).bytes() }
+
+// toolCallKey marks the work of a tool_call or tool_result hook with the
+// call's id, so a dialog the extension opens during it belongs to that call
+// (ACP ties its permission request to the call the editor already shows).
+type toolCallKey struct{}
+
+func withToolCall(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, toolCallKey{}, id)
+}
+
+// toolCallOf is the tool call whose hook ctx serves, "" outside one.
+func toolCallOf(ctx context.Context) string {
+	id, _ := ctx.Value(toolCallKey{}).(string)
+	return id
+}

@@ -129,6 +129,13 @@ type tap struct {
 	next engine.Sink
 }
 
+// Backlogged passes on the front's word (engine.Backlog): behind a tap,
+// a slow host's deltas are still merged.
+func (t *tap) Backlogged() bool {
+	b, ok := t.next.(engine.Backlog)
+	return ok && b.Backlogged()
+}
+
 func (t *tap) Event(ev engine.Event) {
 	t.next.Event(ev)
 	subs := t.h.subs.Load()

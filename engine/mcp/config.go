@@ -37,6 +37,57 @@ type serverConfig struct {
 	secrets []string
 }
 
+// Server is one MCP server given in Options.Servers. Its values are used
+// as given (no ${VAR} expansion); the values of Env and Headers are
+// secrets, as in a file.
+type Server struct {
+	Name      string
+	Transport string // "stdio" (also for ""), "http" or "sse"
+	Command   string
+	Args      []string
+	Env       map[string]string
+	URL       string
+	Headers   map[string]string
+}
+
+// config is the server's entry, as a file's would be.
+func (g Server) config() serverConfig {
+	c := serverConfig{Name: g.Name, File: "the ACP client", Transport: strings.ToLower(g.Transport),
+		Command: g.Command, Args: g.Args, URL: g.URL}
+	if c.Transport == "" {
+		c.Transport = "stdio"
+	}
+	switch c.Transport {
+	case "stdio":
+		if c.Command == "" {
+			c.Problem = "no command"
+		}
+	case "http", "sse":
+		if c.URL == "" {
+			c.Problem = "no url"
+		}
+	default:
+		c.Problem = fmt.Sprintf("unknown type %q (want stdio, http or sse)", g.Transport)
+	}
+	if len(g.Env) > 0 {
+		c.Env = map[string]string{}
+		for k, v := range g.Env {
+			c.Env[k] = v
+			if len(v) >= minLiteralSecret {
+				c.secrets = append(c.secrets, v)
+			}
+		}
+	}
+	if len(g.Headers) > 0 {
+		c.Headers = map[string]string{}
+		for k, v := range g.Headers {
+			c.Headers[k] = v
+			c.secrets = append(c.secrets, v)
+		}
+	}
+	return c
+}
+
 // rawServer is the JSON of one entry; unknown keys are ignored, as the
 // other agents do.
 type rawServer struct {
@@ -75,6 +126,17 @@ func configFiles(o Options) []string {
 func loadConfigs(o Options, getenv func(string) string, warn func(string, ...any)) []serverConfig {
 	var out []serverConfig
 	seen := map[string]string{}
+	for _, g := range o.Servers {
+		if first, ok := seen[g.Name]; ok {
+			warn("MCP server %q given twice: the first of %s is used", g.Name, first)
+			continue
+		}
+		seen[g.Name] = "the ACP client"
+		out = append(out, g.config())
+	}
+	if o.NoConfigFiles {
+		return out
+	}
 	for i, path := range configFiles(o) {
 		b, err := readConfig(path)
 		if err != nil {

@@ -1,7 +1,8 @@
 // Package mcp is xcsh's Model Context Protocol client, on the official Go
 // SDK (github.com/modelcontextprotocol/go-sdk). It reads the servers a
 // user already configured for other agents (<agentDir>/mcp.json,
-// .xcsh/mcp.json, the de-facto project file .mcp.json, --mcp-config),
+// .xcsh/mcp.json, the de-facto project file .mcp.json, --mcp-config) and
+// those the program is given (Options.Servers: an ACP client's mcpServers),
 // starts them in the background (stdio, streamable HTTP, SSE) and offers
 // their tools to the model as mcp__<server>__<tool>, one engine tool group
 // per server.

@@ -24,6 +24,13 @@ type Options struct {
 	AgentDir string // for <agentDir>/mcp.json
 	// ConfigPaths are the --mcp-config files, read first (relative to Cwd).
 	ConfigPaths []string
+	// Servers are given by the program instead of a file: the servers an
+	// ACP client passes with session/new. They come before every file's,
+	// and a name they use wins over the files' (which are warned about).
+	Servers []Server
+	// NoConfigFiles reads no configuration file: only Servers start
+	// (--no-mcp still honours what an ACP client asks for).
+	NoConfigFiles bool
 	// Getenv expands ${VAR} in the configuration; nil: os.Getenv.
 	Getenv func(string) string
 	Clock  engine.Clock // restart pacing and call timeouts; nil: the system clock

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -335,5 +336,45 @@ func waitFile(t *testing.T, path string) {
 		case <-deadline:
 			t.Fatalf("%s did not appear", path)
 		}
+	}
+}
+
+// Servers given by the program (an ACP client's) come first, win a name a
+// file also defines, and take no ${VAR} expansion; NoConfigFiles reads no
+// file.
+func TestClientServers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers":{"a":{"command":"file-a"},"f":{"command":"file-f"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	given := []Server{
+		{Name: "a", Command: "client-a", Args: []string{"${KEY}"}, Env: map[string]string{"TOKEN": "client-secret-1"}},
+		{Name: "h", Transport: "http", URL: "https://h", Headers: map[string]string{"Authorization": "Bearer x"}},
+		{Name: "bad", Transport: "acp"},
+	}
+	var warnings []string
+	warn := func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }
+	get := func(string) string { return "expanded" }
+	cfgs := loadConfigs(Options{Cwd: dir, Servers: given}, get, warn)
+	var names []string
+	for _, c := range cfgs {
+		names = append(names, c.Name+"="+c.Command+c.URL)
+	}
+	if got := strings.Join(names, ","); got != "a=client-a,h=https://h,bad=,f=file-f" {
+		t.Fatalf("servers %s", got)
+	}
+	if a := cfgs[0]; a.Args[0] != "${KEY}" || a.Transport != "stdio" || strings.Join(a.secrets, ",") != "client-secret-1" {
+		t.Errorf("a: %+v", a)
+	}
+	if bad := cfgs[2]; !strings.Contains(bad.Problem, "unknown type") {
+		t.Errorf("bad: %+v", bad)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "the ACP client defines it") {
+		t.Errorf("warnings %q", warnings)
+	}
+	cfgs = loadConfigs(Options{Cwd: dir, Servers: given[:1], NoConfigFiles: true}, get, warn)
+	if len(cfgs) != 1 || cfgs[0].Name != "a" {
+		t.Errorf("NoConfigFiles: %+v", cfgs)
 	}
 }

@@ -106,7 +106,11 @@ func (t *bashTool) Run(ctx context.Context, call engine.ToolCall, update func(en
 			update(engine.ToolResult{Content: []engine.ContentBlock{engine.TextBlock(tail)}, Details: []byte("{}")})
 		}
 	}
-	res, err := shellexec.Run(ctx, command, opts)
+	run := shellexec.Run
+	if t.o.Exec != nil {
+		run = t.o.Exec
+	}
+	res, err := run(ctx, command, opts)
 	if err != nil {
 		return failResult("Command failed to start: " + err.Error()), nil
 	}

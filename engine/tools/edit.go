@@ -120,7 +120,22 @@ func (t *editTool) apply(ctx context.Context, e editEntry) (editFileResult, stri
 		return fail("old_text must not be empty.")
 	}
 	abs := resolveCwd(t.o.Cwd, e.Path)
-	raw, err := readWhole(ctx, abs, maxWholeFile, "edit")
+	delegated := t.o.Editor != nil && !t.o.Sandbox.On()
+	var raw []byte
+	var err error
+	if delegated {
+		// The path rules stay local; the text is the editor's buffer.
+		if _, err = readTarget(abs); err == nil {
+			var text string
+			if text, err = t.o.Editor.ReadText(ctx, abs); err == nil {
+				raw = []byte(text)
+			} else if !isCancel(err) {
+				return fail("Cannot read %s: %s", e.Path, err.Error())
+			}
+		}
+	} else {
+		raw, err = readWhole(ctx, abs, maxWholeFile, "edit")
+	}
 	var r *refusal
 	switch {
 	case err == nil:
@@ -163,6 +178,14 @@ func (t *editTool) apply(ctx context.Context, e editEntry) (editFileResult, stri
 	if bom {
 		out = "\uFEFF" + out
 	}
+	if delegated {
+		if err := t.o.Editor.WriteText(ctx, abs, out); err != nil {
+			return fail("Cannot write %s: %s", e.Path, err.Error())
+		}
+		res.Diff, res.FirstChangedLine = lineDiff(content, updated, editDiffContext)
+		res.Replacements = n
+		return res, editSuccess(e.Path, n), nil
+	}
 	target, fi, err := writeTarget(abs)
 	if err == nil && fi == nil {
 		err = fs.ErrNotExist // removed since it was read
@@ -182,10 +205,14 @@ func (t *editTool) apply(ctx context.Context, e editEntry) (editFileResult, stri
 	}
 	res.Diff, res.FirstChangedLine = lineDiff(content, updated, editDiffContext)
 	res.Replacements = n
+	return res, editSuccess(e.Path, n), nil
+}
+
+func editSuccess(path string, n int) string {
 	if n == 1 {
-		return res, fmt.Sprintf("Successfully replaced text in %s.", e.Path), nil
+		return fmt.Sprintf("Successfully replaced text in %s.", path)
 	}
-	return res, fmt.Sprintf("Successfully replaced %d occurrences in %s.", n, e.Path), nil
+	return fmt.Sprintf("Successfully replaced %d occurrences in %s.", n, path)
 }
 
 // occurrencesMessage lists where an ambiguous old_text occurs, each with a

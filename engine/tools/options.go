@@ -1,11 +1,25 @@
 package tools
 
 import (
+	"context"
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/tools/sandbox"
+	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 )
+
+// Editor reads and writes the text of files in the editor that drives the
+// agent (ACP's fs/read_text_file and fs/write_text_file): the agent then
+// sees unsaved buffers, and the editor keeps its own undo. Paths are
+// absolute. Its errors are reported to the model as the tool's failure.
+type Editor interface {
+	ReadText(ctx context.Context, path string) (string, error)
+	WriteText(ctx context.Context, path, content string) error
+}
+
+// Exec runs one bash command and reports it as shellexec.Run does.
+type Exec func(ctx context.Context, command string, o shellexec.Options) (shellexec.Result, error)
 
 // Options are shared by the built-in tools.
 type Options struct {
@@ -27,6 +41,13 @@ type Options struct {
 	// same rules the kernel enforces on commands) and explains a bash
 	// command's denials; nil is off.
 	Sandbox *sandbox.Policy
+	// Editor, when set, is where read, write and edit read and write the
+	// text of regular files (delegation to an ACP editor); directories,
+	// existence and the path rules stay local. nil: the disk.
+	Editor Editor
+	// Exec, when set, runs bash's commands instead of a local shell (an
+	// ACP editor's terminal); nil: shellexec.Run.
+	Exec Exec
 }
 
 func (o Options) now() time.Time {

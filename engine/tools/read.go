@@ -122,12 +122,27 @@ func (t *readTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 		}
 		return textResult(prefix+text, mustJSON(d)), nil
 	}
-	f, fi, err := openRegular(abs)
-	if err != nil {
-		return failResult(fmt.Sprintf("Cannot read %s: %s", a.Path, describeFSError(err))), nil
+	var src io.Reader
+	if t.o.Editor != nil {
+		// The editor's buffer, which may hold unsaved changes.
+		content, err := t.o.Editor.ReadText(ctx, abs)
+		if isCancel(err) {
+			return engine.ToolResult{}, err
+		}
+		if err != nil {
+			return failResult(fmt.Sprintf("Cannot read %s: %s", a.Path, err.Error())), nil
+		}
+		src = strings.NewReader(content)
+		fi = nil
+	} else {
+		f, ffi, err := openRegular(abs)
+		if err != nil {
+			return failResult(fmt.Sprintf("Cannot read %s: %s", a.Path, describeFSError(err))), nil
+		}
+		defer f.Close()
+		src, fi = f, ffi
 	}
-	defer f.Close()
-	text, d, err := readWindow(ctx, f, a.Offset, a.Limit, t.countLimit)
+	text, d, err := readWindow(ctx, src, a.Offset, a.Limit, t.countLimit)
 	if isCancel(err) {
 		return engine.ToolResult{}, err
 	}
@@ -136,7 +151,11 @@ func (t *readTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 	}
 	d.Path, d.ResolvedVia = shown, via
 	if d.Kind == "binary" {
-		return textResult(fmt.Sprintf("%s[%s is a binary file (%s); its content is not shown]", prefix, shown, FormatSize(int(fi.Size()))), mustJSON(d)), nil
+		size := 0
+		if fi != nil {
+			size = int(fi.Size())
+		}
+		return textResult(fmt.Sprintf("%s[%s is a binary file (%s); its content is not shown]", prefix, shown, FormatSize(size)), mustJSON(d)), nil
 	}
 	return textResult(prefix+text, mustJSON(d)), nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/xcsh-go/xcsh/engine/safefile"
 )
@@ -65,6 +67,16 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.left -= n
 	return n, err
+}
+
+// readTarget checks that abs may be read as a regular file, without
+// opening it (the edit tool's text then comes from the editor).
+func readTarget(abs string) (fs.FileInfo, error) {
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	return fi, checkPath(abs, fi, false)
 }
 
 // readWhole reads a regular file of at most limit bytes, honouring ctx

@@ -38,7 +38,7 @@ type writeArgs struct {
 // Run is not abortable once it has started writing: the file is replaced
 // atomically (or, when hard-linked, rewritten in one go), so an abort
 // cannot leave it half-written.
-func (t *writeTool) Run(_ context.Context, call engine.ToolCall, _ func(engine.ToolResult)) (engine.ToolResult, error) {
+func (t *writeTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.ToolResult)) (engine.ToolResult, error) {
 	var a writeArgs
 	if r, ok := decodeArgs("write", call.Arguments, &a); !ok {
 		return r, nil
@@ -49,6 +49,13 @@ func (t *writeTool) Run(_ context.Context, call engine.ToolCall, _ func(engine.T
 	target, fi, err := writeTarget(resolveCwd(t.o.Cwd, a.Path))
 	if err != nil {
 		return failResult(fmt.Sprintf("Cannot write %s: %s", a.Path, describeFSError(err))), nil
+	}
+	if t.o.Editor != nil && !t.o.Sandbox.On() {
+		// The editor writes it (and creates it, with its directories).
+		if err := t.o.Editor.WriteText(ctx, target, a.Content); err != nil {
+			return failResult(fmt.Sprintf("Cannot write %s: %s", a.Path, err.Error())), nil
+		}
+		return textResult(fmt.Sprintf("Successfully wrote %d bytes to %s", jsLength(a.Content), a.Path), nil), nil
 	}
 	if t.o.Sandbox.On() {
 		// The directory is opened (made) and checked first; the write goes

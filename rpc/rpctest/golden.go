@@ -20,7 +20,7 @@ import (
 	"github.com/sebdah/goldie/v2"
 )
 
-var goldenNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+var goldenNameRE = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*/)?[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // scriptGolden implements `golden file name`.
 func scriptGolden(ts *testscript.TestScript, neg bool, args []string) {
@@ -32,7 +32,7 @@ func scriptGolden(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	file, name := args[0], args[1]
 	if !goldenNameRE.MatchString(name) || strings.HasSuffix(name, ".jsonl") {
-		ts.Fatalf("golden: bad name %q: want letters, digits, _ . - and no .jsonl suffix", name)
+		ts.Fatalf("golden: bad name %q: want letters, digits, _ . -, at most one dir/ and no .jsonl suffix", name)
 	}
 	h := harnessOf(ts)
 	if err := h.claims.claim(name, ts.Name()); err != nil {

@@ -1,0 +1,289 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// JSON-RPC 2.0 framing: one message per line, written whole by one Write.
+// The connection is ours rather than the SDK's (docs/acp.md says why): the
+// SDK's reader caps a line at 10 MiB and ends the connection past it, skips
+// a malformed line without the -32700 the protocol asks for, and cancels a
+// running prompt when another comes for the same session.
+
+// envelope is an incoming message as read: requests, notifications and
+// responses to our requests share it. id and params stay raw; id is echoed
+// exactly as sent.
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *wireError      `json:"error"`
+}
+
+// wireError is a JSON-RPC error object.
+type wireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *wireError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
+
+// hasID reports whether a message carries an id (a request or a response):
+// absent is a notification; JSON null is an id (of an unparsable request).
+func (e *envelope) hasID() bool { return len(e.ID) > 0 }
+
+// writer owns stdout: one Write of one line per message, under one lock,
+// by whoever produced it. Session updates are produced on their session's
+// executor, so they keep its order; a prompt's response is written by the
+// same executor after its last update. A blocked write blocks its
+// producer (backpressure, never a dropped message).
+type writer struct {
+	mu     sync.Mutex
+	out    io.Writer
+	failed bool // guarded by mu: the client has gone; messages are dropped
+	closed bool // guarded by mu: Run has returned; messages are dropped
+	onErr  func(error)
+	pool   sync.Pool
+}
+
+func newWriter(out io.Writer, onErr func(error)) *writer {
+	w := &writer{out: out, onErr: onErr}
+	w.pool.New = func() any { b := make([]byte, 0, 512); return &b }
+	return w
+}
+
+func (w *writer) buf() *[]byte { return w.pool.Get().(*[]byte) }
+
+// send writes one message (ending in '\n') and recycles its buffer.
+func (w *writer) send(bp *[]byte) {
+	w.mu.Lock()
+	if !w.failed && !w.closed {
+		if _, err := w.out.Write(*bp); err != nil {
+			w.failed = true
+			if w.onErr != nil {
+				w.onErr(err)
+			}
+		}
+	}
+	w.mu.Unlock()
+	if cap(*bp) <= 4<<20 {
+		*bp = (*bp)[:0]
+		w.pool.Put(bp)
+	}
+}
+
+// close drops every message sent from now on (Run has returned), waiting
+// at most a second for one being written.
+func (w *writer) close() {
+	done := make(chan struct{})
+	go func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+}
+
+// appendValue appends v's JSON with HTML escaping off (a model's "<"
+// stays "<"). A value that cannot be encoded is a bug: it becomes null
+// and the error is returned for the log.
+func appendValue(dst []byte, v any) ([]byte, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return append(dst, raw...), nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return append(dst, "null"...), err
+	}
+	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...), nil
+}
+
+// notify writes a notification.
+func (c *conn) notify(method string, params any) {
+	bp := c.out.buf()
+	b := append(*bp, `{"jsonrpc":"2.0","method":`...)
+	b = engine.AppendJSONString(b, method)
+	b = append(b, `,"params":`...)
+	b, err := appendValue(b, params)
+	c.logErr(method, err)
+	*bp = append(b, '}', '\n')
+	c.out.send(bp)
+}
+
+// respond writes a request's result.
+func (c *conn) respond(id json.RawMessage, result any) {
+	bp := c.out.buf()
+	b := append(*bp, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b, err := appendValue(b, result)
+	c.logErr("result", err)
+	*bp = append(b, '}', '\n')
+	c.out.send(bp)
+}
+
+// fail writes a request's error; a nil id (a message too broken to have
+// one) is written as null.
+func (c *conn) fail(id json.RawMessage, e *wireError) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	bp := c.out.buf()
+	b := append(*bp, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b, err := appendValue(b, e)
+	c.logErr("error", err)
+	*bp = append(b, '}', '\n')
+	c.out.send(bp)
+}
+
+func (c *conn) logErr(what string, err error) {
+	if err != nil {
+		fmt.Fprintf(c.log, "xcsh: acp: encoding %s: %v\n", what, err)
+	}
+}
+
+// conn is the connection: the writer, and the table of our requests to
+// the client waiting for their responses. Responses are delivered on the
+// reader goroutine, as rpc's pending table does, so a tool waiting for
+// the editor is never stuck behind its session's executor.
+type conn struct {
+	out *writer
+	log io.Writer
+
+	mu      sync.Mutex
+	nextID  int64
+	waiting map[int64]chan *envelope // guarded by mu
+	gone    bool                     // guarded by mu: stdin closed, nothing more will arrive
+}
+
+// errClientGone fails a request to the client once its input has closed.
+var errClientGone = errors.New("the client has gone")
+
+// call sends a request to the client and waits for its response, the
+// client's departure or ctx. When ctx ends first the request is
+// forgotten (a late response is ignored); telling the client is the
+// caller's business (a withdrawn question: $/cancel_request, sent in the
+// session's order). The result is decoded into result (nil: ignored); a
+// JSON-RPC error comes back as *wireError.
+func (c *conn) call(ctx context.Context, method string, params, result any) error {
+	id, ch, err := c.start(method, params)
+	if err != nil {
+		return err
+	}
+	return c.await(ctx, id, ch, result)
+}
+
+// start sends a request and returns its id and the channel its response
+// comes on (registered before the write: an instant answer cannot outrun
+// the table).
+func (c *conn) start(method string, params any) (int64, chan *envelope, error) {
+	c.mu.Lock()
+	if c.gone {
+		c.mu.Unlock()
+		return 0, nil, errClientGone
+	}
+	c.nextID++
+	id := c.nextID
+	ch := make(chan *envelope, 1)
+	if c.waiting == nil {
+		c.waiting = map[int64]chan *envelope{}
+	}
+	c.waiting[id] = ch
+	c.mu.Unlock()
+
+	bp := c.out.buf()
+	b := append(*bp, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = engine.AppendJSONString(b, method)
+	b = append(b, `,"params":`...)
+	b, err := appendValue(b, params)
+	c.logErr(method, err)
+	*bp = append(b, '}', '\n')
+	c.out.send(bp)
+	return id, ch, nil
+}
+
+// await waits for the response to request id (see call).
+func (c *conn) await(ctx context.Context, id int64, ch chan *envelope, result any) error {
+	select {
+	case env, ok := <-ch:
+		if !ok {
+			return errClientGone
+		}
+		if env.Error != nil {
+			return env.Error
+		}
+		if result != nil && len(env.Result) > 0 && !bytes.Equal(env.Result, []byte("null")) {
+			if err := json.Unmarshal(env.Result, result); err != nil {
+				return fmt.Errorf("the client's answer: %w", err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		c.withdraw(id)
+		return context.Cause(ctx)
+	}
+}
+
+// withdraw forgets request id.
+func (c *conn) withdraw(id int64) {
+	c.mu.Lock()
+	delete(c.waiting, id)
+	c.mu.Unlock()
+}
+
+// cancelRequest tells the client that request id is no longer wanted.
+func (c *conn) cancelRequest(id int64) {
+	c.notify("$/cancel_request", struct {
+		RequestID int64 `json:"requestId"`
+	}{id})
+}
+
+// resolve delivers a response to its request, on the reader goroutine; a
+// response to nothing we wait for (late, or withdrawn) is ignored.
+func (c *conn) resolve(env *envelope) {
+	id, err := strconv.ParseInt(string(env.ID), 10, 64)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	ch := c.waiting[id]
+	delete(c.waiting, id)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- env
+	}
+}
+
+// closeInput fails every request still waiting: the client has gone.
+func (c *conn) closeInput() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gone = true
+	for id, ch := range c.waiting {
+		close(ch)
+		delete(c.waiting, id)
+	}
+}

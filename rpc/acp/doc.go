@@ -1,0 +1,39 @@
+// Package acp is the Agent Client Protocol front of xcsh (`xcsh --mode
+// acp`): an ACP v1 agent over stdio (JSON-RPC 2.0, one message per line)
+// that drives the same engine sessions as the RPC front, so Zed, the
+// JetBrains IDEs, Neovim and every other ACP editor run this agent with
+// no adapter. docs/acp.md is the user's and the wire's description.
+//
+// # Model
+//
+// The reader frames stdin (rpc's line reader: 64 MiB lines) and never
+// waits for a session: a request is routed (initialize at once; the
+// session verbs prompt, set_config_option and set_mode to their session's
+// queue; new, load, resume, list and close on goroutines of their own,
+// since they may read files), a response resolves the request of ours it
+// answers (conn.go: permission, elicitation, fs and terminal requests,
+// waited for by run and tool goroutines only), session/cancel cancels the
+// session's work at once. A line that is not JSON gets -32700 and the
+// connection lives on.
+//
+// Each ACP session is one engine.Session with its own executor, tools
+// (in the session's cwd), MCP servers and record, built by the program
+// (Sessions, cmd/xcsh); several live in one process. The session is the
+// engine session's Sink (updates.go: events become session/update
+// notifications on its executor, in order) and its HostLink (host.go:
+// dialogs become permission and elicitation requests). Its pump feeds the
+// session's queued requests to the executor in arrival order; one prompt
+// turn runs at a time, a prompt that comes meanwhile waits for it (a
+// follow-up), and each is answered once its turn is over (the run and
+// all that follows it: retries, compaction), after its last update.
+//
+// Delegation (delegate.go): with a client that offers fs/* and
+// terminal/*, the file tools read and write the editor's buffers and bash
+// runs in the editor's terminals; every tool call's context carries a
+// recorder, which ties a terminal and the diffs of a write or edit to
+// their call.
+//
+// stdout holds nothing but ACP: one writer, one Write of one line per
+// message; cmd/xcsh points the process's own stdout at stderr before the
+// front starts, so nothing else can reach the client.
+package acp

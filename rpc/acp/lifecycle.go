@@ -1,0 +1,255 @@
+package acp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// The session lifecycle: session/new, load, resume, list and close, each
+// on a goroutine of its own (they may read files), answered in the order
+// of their work.
+
+// setup reads what session/new, load and resume share: an absolute cwd,
+// the MCP servers, and the delegation the client offers.
+func (s *Server) setup(id json.RawMessage, cwd string, servers []sdk.McpServer) (Setup, bool) {
+	if !filepath.IsAbs(cwd) {
+		s.c.fail(id, errInvalidParams(fmt.Sprintf("cwd must be an absolute path, got %q", cwd)))
+		return Setup{}, false
+	}
+	st := Setup{Cwd: filepath.Clean(cwd)}
+	for i, m := range servers {
+		switch {
+		case m.Stdio != nil:
+			env := map[string]string{}
+			for _, e := range m.Stdio.Env {
+				env[e.Name] = e.Value
+			}
+			st.MCPServers = append(st.MCPServers, MCPServer{Name: m.Stdio.Name, Transport: "stdio", Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env})
+		case m.Http != nil:
+			st.MCPServers = append(st.MCPServers, MCPServer{Name: m.Http.Name, Transport: "http", URL: m.Http.Url, Headers: headers(m.Http.Headers)})
+		case m.Sse != nil:
+			st.MCPServers = append(st.MCPServers, MCPServer{Name: m.Sse.Name, Transport: "sse", URL: m.Sse.Url, Headers: headers(m.Sse.Headers)})
+		default:
+			s.c.fail(id, errInvalidParams(fmt.Sprintf("mcpServers[%d]: a transport this agent does not offer", i)))
+			return Setup{}, false
+		}
+	}
+	s.mu.Lock()
+	caps := s.caps
+	s.mu.Unlock()
+	if caps.Fs.ReadTextFile && caps.Fs.WriteTextFile {
+		st.Editor = &Editor{c: s.c}
+	}
+	if caps.Terminal {
+		st.Terminal = &Terminal{c: s.c}
+	}
+	return st, true
+}
+
+func headers(hs []sdk.HttpHeader) map[string]string {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, h := range hs {
+		out[h.Name] = h.Value
+	}
+	return out
+}
+
+func (s *Server) newSession(id, params json.RawMessage) {
+	var p sdk.NewSessionRequest
+	if !s.decodeParams(id, params, &p) {
+		return
+	}
+	st, ok := s.setup(id, p.Cwd, p.McpServers)
+	if !ok {
+		return
+	}
+	b, err := s.opts.Sessions.New(st)
+	if err != nil {
+		s.c.fail(id, errInternal(err))
+		return
+	}
+	ss, err := s.open(b, st)
+	if err != nil {
+		s.c.fail(id, errInternal(err))
+		return
+	}
+	var resp sdk.NewSessionResponse
+	ss.eng.Call(func() {
+		resp = sdk.NewSessionResponse{SessionId: sdk.SessionId(ss.id), ConfigOptions: ss.configOptions(), Modes: ss.modes()}
+	})
+	s.c.respond(id, resp)
+	ss.announceCommands()
+}
+
+// loadSession serves session/load (replay the history, then null) and
+// session/resume (no replay). A session live in this process is the same
+// engine session: its running turn goes on, and session/cancel still
+// reaches it.
+func (s *Server) loadSession(id, params json.RawMessage, replay bool) {
+	var sid, cwd string
+	var servers []sdk.McpServer
+	if replay {
+		var p sdk.LoadSessionRequest
+		if !s.decodeParams(id, params, &p) {
+			return
+		}
+		sid, cwd, servers = string(p.SessionId), p.Cwd, p.McpServers
+	} else {
+		var p sdk.ResumeSessionRequest
+		if !s.decodeParams(id, params, &p) {
+			return
+		}
+		sid, cwd, servers = string(p.SessionId), p.Cwd, p.McpServers
+	}
+	st, ok := s.setup(id, cwd, servers)
+	if !ok {
+		return
+	}
+	ss := s.session(sid)
+	if ss == nil {
+		b, err := s.opts.Sessions.Open(sid, st)
+		if errors.Is(err, ErrUnknownSession) {
+			s.c.fail(id, errSessionNotFound(sid))
+			return
+		}
+		if err != nil {
+			s.c.fail(id, errInternal(err))
+			return
+		}
+		if ss, err = s.open(b, st); err != nil {
+			s.c.fail(id, errInternal(err))
+			return
+		}
+	}
+	<-ss.eng.Ready()
+	var opts []sdk.SessionConfigOption
+	var modes *sdk.SessionModeState
+	ss.eng.Call(func() {
+		if replay {
+			ss.replay()
+		}
+		opts, modes = ss.configOptions(), ss.modes()
+	})
+	if replay {
+		s.c.respond(id, sdk.LoadSessionResponse{ConfigOptions: opts, Modes: modes})
+	} else {
+		s.c.respond(id, sdk.ResumeSessionResponse{ConfigOptions: opts, Modes: modes})
+	}
+	ss.announceCommands()
+}
+
+// listPage is how many sessions one session/list answer holds.
+const listPage = 50
+
+func (s *Server) listSessions(id, params json.RawMessage) {
+	var p sdk.ListSessionsRequest
+	if !s.decodeParams(id, params, &p) {
+		return
+	}
+	cwd := ""
+	if p.Cwd != nil {
+		cwd = *p.Cwd
+	}
+	saved, err := s.opts.Sessions.List(cwd)
+	if err != nil {
+		s.c.fail(id, errInternal(err))
+		return
+	}
+	// Live sessions first (a new one has no file until its first answer),
+	// then the saved ones they are not.
+	seen := map[string]bool{}
+	var all []SessionInfo
+	live := s.liveSessions()
+	sort.Slice(live, func(i, j int) bool { return live[i].id < live[j].id })
+	for _, ss := range live {
+		if cwd != "" && ss.cwd != cwd {
+			continue
+		}
+		info := ss.info()
+		seen[info.ID] = true
+		all = append(all, info)
+	}
+	for _, info := range saved {
+		if !seen[info.ID] {
+			seen[info.ID] = true
+			all = append(all, info)
+		}
+	}
+	start := 0
+	if p.Cursor != nil {
+		n, err := strconv.Atoi(*p.Cursor)
+		if err != nil || n < 0 || n > len(all) {
+			s.c.fail(id, errInvalidParams("unknown cursor"))
+			return
+		}
+		start = n
+	}
+	end := min(start+listPage, len(all))
+	resp := sdk.ListSessionsResponse{Sessions: make([]sdk.SessionInfo, 0, end-start)}
+	for _, info := range all[start:end] {
+		si := sdk.SessionInfo{SessionId: sdk.SessionId(info.ID), Cwd: info.Cwd}
+		if info.Title != "" {
+			si.Title = sdk.Ptr(info.Title)
+		}
+		if !info.Updated.IsZero() {
+			si.UpdatedAt = sdk.Ptr(info.Updated.UTC().Format("2006-01-02T15:04:05.000Z"))
+		}
+		resp.Sessions = append(resp.Sessions, si)
+	}
+	if end < len(all) {
+		resp.NextCursor = sdk.Ptr(strconv.Itoa(end))
+	}
+	s.c.respond(id, resp)
+}
+
+func (s *Server) closeSession(id, params json.RawMessage) {
+	var p sdk.CloseSessionRequest
+	if !s.decodeParams(id, params, &p) {
+		return
+	}
+	ss := s.session(string(p.SessionId))
+	if ss == nil {
+		s.c.fail(id, errSessionNotFound(string(p.SessionId)))
+		return
+	}
+	ss.close(true)
+	s.c.respond(id, sdk.CloseSessionResponse{})
+}
+
+// open starts the engine session of b and registers it.
+func (s *Server) open(b *Built, st Setup) (*session, error) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil, errors.New("the agent is shutting down")
+	}
+	s.mu.Unlock()
+	ss := newSession(s, b, st)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.sessions[ss.id]; old != nil {
+		// Two loads of one saved session at once: the first is live.
+		go ss.close(true)
+		return old, nil
+	}
+	s.sessions[ss.id] = ss
+	return ss, nil
+}
+
+// forget removes a closed session.
+func (s *Server) forget(ss *session) {
+	s.mu.Lock()
+	if s.sessions[ss.id] == ss {
+		delete(s.sessions, ss.id)
+	}
+	s.mu.Unlock()
+}

@@ -1,0 +1,363 @@
+package acp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/fakeprovider"
+)
+
+// fakeSessions builds sessions on the fake provider's demo model, in
+// memory.
+type fakeSessions struct {
+	ids   engine.IDSource
+	saved []SessionInfo
+}
+
+func (f *fakeSessions) New(st Setup) (*Built, error) {
+	p := fakeprovider.Demo()
+	m := p.Model()
+	return &Built{Config: engine.Config{Provider: p, Model: &m, Clock: engine.DeterministicEpoch, IDs: f.ids,
+		SessionID: f.ids.NewID("session"), Cwd: st.Cwd, OrderedResults: true}}, nil
+}
+
+func (f *fakeSessions) Open(string, Setup) (*Built, error) { return nil, ErrUnknownSession }
+
+func (f *fakeSessions) List(cwd string) ([]SessionInfo, error) {
+	var out []SessionInfo
+	for _, s := range f.saved {
+		if cwd == "" || s.Cwd == cwd {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// harness runs a Server on pipes and reads what it writes, line by line.
+type harness struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan string
+	done  chan error
+}
+
+func start(t *testing.T, sessions *fakeSessions) *harness {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ids := &engine.SequentialIDs{}
+	if sessions == nil {
+		sessions = &fakeSessions{}
+	}
+	sessions.ids = ids
+	srv := NewServer(outW, Options{Version: "test", IDs: ids, Sessions: sessions})
+	h := &harness{t: t, in: inW, lines: make(chan string, 1024), done: make(chan error, 1)}
+	go func() {
+		h.done <- srv.Run(context.Background(), inR)
+		outW.Close()
+	}()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			h.lines <- sc.Text()
+		}
+		close(h.lines)
+	}()
+	t.Cleanup(func() { h.close() })
+	return h
+}
+
+func (h *harness) send(line string) {
+	h.t.Helper()
+	if _, err := io.WriteString(h.in, line+"\n"); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// next returns the next line the server wrote (bounded: a hang guard).
+func (h *harness) next() map[string]any {
+	h.t.Helper()
+	select {
+	case l, ok := <-h.lines:
+		if !ok {
+			h.t.Fatal("the server closed its output")
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			h.t.Fatalf("not JSON: %q", l)
+		}
+		return m
+	case <-time.After(20 * time.Second):
+		h.t.Fatal("no output within 20s")
+	}
+	return nil
+}
+
+// until returns the first line for which match is true, skipping others.
+func (h *harness) until(match func(map[string]any) bool) map[string]any {
+	h.t.Helper()
+	for {
+		if m := h.next(); match(m) {
+			return m
+		}
+	}
+}
+
+func byID(id float64) func(map[string]any) bool {
+	return func(m map[string]any) bool { v, ok := m["id"].(float64); return ok && v == id && m["method"] == nil }
+}
+
+func (h *harness) close() {
+	h.in.Close()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Errorf("Run: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		h.t.Error("Run did not return after EOF")
+	}
+}
+
+func errCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// Bad input is answered and the connection lives on.
+func TestBadInput(t *testing.T) {
+	h := start(t, nil)
+	cases := []struct {
+		line string
+		code float64
+	}{
+		{`not json`, codeParseError},
+		{`{"jsonrpc":"2.0","id":1,"method":`, codeParseError},
+		{`[1]`, codeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":2}`, codeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":3,"method":"nope"}`, codeMethodNotFound},
+		{`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"x","prompt":[]}}`, codeResourceNotFound},
+		{`{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"rel","mcpServers":[]}}`, codeInvalidParams},
+		{`{"jsonrpc":"2.0","id":6,"method":"initialize","params":{"protocolVersion":"one"}}`, codeInvalidParams},
+	}
+	for _, c := range cases {
+		h.send(c.line)
+		if got := errCode(h.next()); got != c.code {
+			t.Errorf("%s: code %v, want %v", c.line, got, c.code)
+		}
+	}
+	// A notification nobody knows is ignored; the next request is served.
+	h.send(`{"jsonrpc":"2.0","method":"_vendor/ping","params":{}}`)
+	h.send(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":7}}`)
+	m := h.next()
+	if m["id"] != "i" || m["result"].(map[string]any)["protocolVersion"].(float64) != 1 {
+		t.Errorf("initialize: %v", m)
+	}
+}
+
+// A turn, a prompt queued behind it, and session/cancel.
+func TestTurnsAndCancel(t *testing.T) {
+	h := start(t, nil)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	h.until(byID(1))
+	// The prompt right behind session/new waits for it.
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`)
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"0000000000000001","prompt":[{"type":"text","text":"demo:block"}]}}`)
+	h.send(`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"0000000000000001","prompt":[{"type":"text","text":"queued"}]}}`)
+	h.until(func(m map[string]any) bool {
+		p, _ := m["params"].(map[string]any)
+		u, _ := p["update"].(map[string]any)
+		c, _ := u["content"].(map[string]any)
+		return c["text"] == "it"
+	})
+	h.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"0000000000000001"}}`)
+	for _, id := range []float64{3, 4} {
+		m := h.until(byID(id))
+		r, _ := m["result"].(map[string]any)
+		if r["stopReason"] != "cancelled" {
+			t.Errorf("prompt %v: %v", id, m)
+		}
+	}
+	// The session goes on.
+	h.send(`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"0000000000000001","prompt":[{"type":"text","text":"hello"}]}}`)
+	m := h.until(byID(5))
+	if r, _ := m["result"].(map[string]any); r["stopReason"] != "end_turn" {
+		t.Errorf("prompt 5: %v", m)
+	}
+	h.send(`{"jsonrpc":"2.0","id":6,"method":"session/close","params":{"sessionId":"0000000000000001"}}`)
+	h.until(byID(6))
+	h.send(`{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"0000000000000001","prompt":[{"type":"text","text":"gone?"}]}}`)
+	if c := errCode(h.until(byID(7))); c != codeResourceNotFound {
+		t.Errorf("after close: code %v", c)
+	}
+}
+
+// session/list pages by 50 with an opaque cursor; a bad cursor is -32602.
+func TestListPages(t *testing.T) {
+	f := &fakeSessions{}
+	for i := 0; i < 120; i++ {
+		f.saved = append(f.saved, SessionInfo{ID: fmt.Sprintf("s%03d", i), Cwd: "/p", Updated: time.UnixMilli(int64(i))})
+	}
+	h := start(t, f)
+	list := func(id int, params string) map[string]any {
+		h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/list","params":%s}`, id, params))
+		return h.until(byID(float64(id)))
+	}
+	var got []string
+	cursor := ""
+	for i := 1; ; i++ {
+		params := `{}`
+		if cursor != "" {
+			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
+		}
+		r := list(i, params)["result"].(map[string]any)
+		for _, s := range r["sessions"].([]any) {
+			got = append(got, s.(map[string]any)["sessionId"].(string))
+		}
+		next, ok := r["nextCursor"].(string)
+		if !ok {
+			break
+		}
+		cursor = next
+	}
+	if len(got) != 120 || got[0] != "s000" || got[119] != "s119" {
+		t.Errorf("listed %d: %v…", len(got), got[:3])
+	}
+	if c := errCode(list(99, `{"cursor":"x"}`)); c != codeInvalidParams {
+		t.Errorf("bad cursor: code %v", c)
+	}
+}
+
+func TestPromptInput(t *testing.T) {
+	t.Parallel()
+	mime := "image/png"
+	cases := []struct {
+		name   string
+		blocks []sdk.ContentBlock
+		text   string
+		images int
+		err    string
+	}{
+		{"text", []sdk.ContentBlock{sdk.TextBlock("a "), sdk.TextBlock("b")}, "a b", 0, ""},
+		{"image", []sdk.ContentBlock{sdk.TextBlock("see"), sdk.ImageBlock("AAAA", "image/png")}, "see", 1, ""},
+		{"link", []sdk.ContentBlock{sdk.TextBlock("read "), sdk.ResourceLinkBlock("a.go", "file:///a.go")}, "read [@a.go](file:///a.go)", 0, ""},
+		{"resource", []sdk.ContentBlock{{Resource: &sdk.ContentBlockResource{Type: "resource", Resource: sdk.EmbeddedResourceResource{
+			TextResourceContents: &sdk.TextResourceContents{Uri: "file:///b.go", Text: "package b"}}}}},
+			"[@b.go](file:///b.go)\n\n<context ref=\"file:///b.go\">\npackage b\n</context>", 0, ""},
+		{"blob image", []sdk.ContentBlock{{Resource: &sdk.ContentBlockResource{Type: "resource", Resource: sdk.EmbeddedResourceResource{
+			BlobResourceContents: &sdk.BlobResourceContents{Uri: "file:///c.png", Blob: "AAAA", MimeType: &mime}}}}}, "", 1, ""},
+		{"audio", []sdk.ContentBlock{sdk.AudioBlock("AAAA", "audio/wav")}, "", 0, "audio is not supported"},
+		{"empty", nil, "", 0, "empty"},
+	}
+	for _, c := range cases {
+		text, images, err := promptInput(c.blocks)
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want %q", c.name, err, c.err)
+			}
+		case err != nil || text != c.text || len(images) != c.images:
+			t.Errorf("%s: %q %d %v", c.name, text, len(images), err)
+		}
+	}
+}
+
+func TestToolMapping(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, args, title, kind string
+		locs                    []string
+	}{
+		{"read", `{"path":"a.txt","offset":3}`, "Read a.txt", "read", []string{"/w/a.txt:3"}},
+		{"edit", `{"edits":[{"path":"a"},{"path":"/b"},{"path":"a"}]}`, "Edit a (+2 more)", "edit", []string{"/w/a:0", "/b:0"}},
+		{"write", `{"path":"/abs/x"}`, "Write /abs/x", "edit", []string{"/abs/x:0"}},
+		{"bash", `{"command":"make\ntest"}`, "`make …`", "execute", nil},
+		{"grep", `{"pattern":"foo"}`, `Search for "foo"`, "search", nil},
+		{"todo_write", `{}`, "Update the plan", "think", nil},
+		{"mcp__srv__echo", `{}`, "echo (MCP server srv)", "other", nil},
+		{"other", `not json`, "other", "other", nil},
+	}
+	for _, c := range cases {
+		if got := toolTitle(c.name, []byte(c.args)); got != c.title {
+			t.Errorf("%s title %q, want %q", c.name, got, c.title)
+		}
+		if got := toolKind(c.name); got != c.kind {
+			t.Errorf("%s kind %q, want %q", c.name, got, c.kind)
+		}
+		var locs []string
+		for _, l := range toolLocations("/w", c.name, []byte(c.args)) {
+			locs = append(locs, fmt.Sprintf("%s:%d", l.Path, l.Line))
+		}
+		if strings.Join(locs, ",") != strings.Join(c.locs, ",") {
+			t.Errorf("%s locations %v, want %v", c.name, locs, c.locs)
+		}
+	}
+	if !isRefusal("Provider stop_reason: refusal") || isRefusal("overloaded") {
+		t.Error("isRefusal")
+	}
+}
+
+// A response to a request of ours resolves it on the reader; a late one is
+// ignored; the client's departure fails what still waits.
+func TestConnCalls(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var out strings.Builder
+	c := &conn{log: io.Discard, out: newWriter(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.Write(p)
+	}), nil)}
+	done := make(chan error, 1)
+	var r struct {
+		Content string `json:"content"`
+	}
+	go func() { done <- c.call(context.Background(), "fs/read_text_file", map[string]string{"path": "/a"}, &r) }()
+	// Wait for the request to be written.
+	for {
+		mu.Lock()
+		s := out.String()
+		mu.Unlock()
+		if strings.Contains(s, `"id":1`) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.resolve(&envelope{ID: json.RawMessage("1"), Result: json.RawMessage(`{"content":"hi"}`)})
+	if err := <-done; err != nil || r.Content != "hi" {
+		t.Fatalf("call: %v %q", err, r.Content)
+	}
+	c.resolve(&envelope{ID: json.RawMessage("1"), Result: json.RawMessage(`{}`)}) // late: ignored
+	go func() { done <- c.call(context.Background(), "fs/read_text_file", nil, nil) }()
+	for {
+		c.mu.Lock()
+		n := len(c.waiting)
+		c.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.closeInput()
+	if err := <-done; err != errClientGone {
+		t.Fatalf("after EOF: %v", err)
+	}
+	if err := c.call(context.Background(), "x", nil, nil); err != errClientGone {
+		t.Fatalf("call after EOF: %v", err)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
