@@ -43,6 +43,13 @@ func startSession(t *testing.T, cfg Config) *Session {
 	if cfg.Clock == nil {
 		cfg.Clock = DeterministicEpoch
 	}
+	if _, manual := cfg.Clock.(*ManualClock); manual && cfg.StreamIdleTimeout == 0 {
+		// The stream watchdog's ticks are timers on this clock: a test that
+		// advances once "something waits" could fire a tick instead of the
+		// wait it means, and that wait would never end. Tests of the
+		// watchdog set the timeout themselves.
+		cfg.StreamIdleTimeout = -1
+	}
 	if cfg.IDs == nil {
 		cfg.IDs = &SequentialIDs{}
 	}

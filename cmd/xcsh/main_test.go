@@ -333,6 +333,9 @@ func stopRealOllama() {
 	if realOllamaDir != "" {
 		os.RemoveAll(realOllamaDir)
 	}
+	// A later run in the same process (go test -count=2) starts its own.
+	realOllamaOnce = sync.Once{}
+	realOllamaURL, realOllamaPID, realOllamaDir, realOllamaErr = "", 0, "", nil
 }
 
 // mcpServerCmd starts the MCP test server over streamable HTTP in this
