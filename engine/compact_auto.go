@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -19,16 +20,18 @@ import (
 // overflowText is the original's list of context-overflow wordings (§6.2),
 // with Ollama's own ("the input length exceeds the context length").
 var (
-	overflowText = regexp.MustCompile(`(?i)prompt is too long|input is too long for requested model|exceeds the context window|` +
-		`input token count.*exceeds the maximum|maximum prompt length is \d+|reduce the length of the messages|` +
-		`maximum context length is \d+ tokens|exceeds the limit of \d+|exceeds the available context size|` +
-		`requested tokens?.*exceed.*context (window|length|size)|context (window|length|size).*(exceeded|overflow|too small)|` +
-		`(prompt|input).*(too long|too large).*(context|n_ctx)|requested tokens?.*(exceeds?|greater than).*(n_ctx|context)|` +
-		`greater than the context length|context window exceeds limit|exceeded model token limit|context[_ ]length[_ ]exceeded|` +
-		`too many tokens|token limit exceeded|request_too_large|request exceeds the maximum size|payload too large|entity too large|` +
-		`\b413\b.*\b(request|payload|entity)\b.*\btoo large\b|model_context_window_exceeded|` +
-		`exceeds (the |maximum )?context length`)
-	overflowNoBody = regexp.MustCompile(`(?i)^4(00|13)\s*(status code)?\s*\(no body\)`)
+	overflowText = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)prompt is too long|input is too long for requested model|exceeds the context window|` +
+			`input token count.*exceeds the maximum|maximum prompt length is \d+|reduce the length of the messages|` +
+			`maximum context length is \d+ tokens|exceeds the limit of \d+|exceeds the available context size|` +
+			`requested tokens?.*exceed.*context (window|length|size)|context (window|length|size).*(exceeded|overflow|too small)|` +
+			`(prompt|input).*(too long|too large).*(context|n_ctx)|requested tokens?.*(exceeds?|greater than).*(n_ctx|context)|` +
+			`greater than the context length|context window exceeds limit|exceeded model token limit|context[_ ]length[_ ]exceeded|` +
+			`too many tokens|token limit exceeded|request_too_large|request exceeds the maximum size|payload too large|entity too large|` +
+			`\b413\b.*\b(request|payload|entity)\b.*\btoo large\b|model_context_window_exceeded|` +
+			`exceeds (the |maximum )?context length`)
+	})
+	overflowNoBody = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^4(00|13)\s*(status code)?\s*\(no body\)`) })
 )
 
 // isContextOverflow reports whether a failed response failed because the
@@ -42,7 +45,7 @@ func isContextOverflow(msg *AssistantMessage, err error) bool {
 	if errors.As(err, &pe) && pe.Kind == ErrorContextOverflow {
 		return true
 	}
-	return overflowText.MatchString(msg.ErrorMessage) || overflowNoBody.MatchString(msg.ErrorMessage)
+	return overflowText().MatchString(msg.ErrorMessage) || overflowNoBody().MatchString(msg.ErrorMessage)
 }
 
 // silentOverflow reports a response whose prompt was larger than the

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -89,13 +90,13 @@ func looksLikeMarkup(b []byte) bool {
 	return len(b) > 0 && b[0] == '<'
 }
 
-var titleRe = regexp.MustCompile(`(?is)<title[^>]*>.*?</title>`)
+var titleRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<title[^>]*>.*?</title>`) })
 
 // quoteStart is what a message quotes of a body: its <title> element when
 // it has one, else its first 120 characters, white space collapsed.
 func quoteStart(body []byte) string {
 	s := string(body)
-	if t := titleRe.FindString(s); t != "" {
+	if t := titleRe().FindString(s); t != "" {
 		s = t
 	}
 	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -31,13 +32,22 @@ type retryState struct {
 	attempt  int  // 1-based attempt of the retry in progress; 0: none
 }
 
-// The original's classification of a failure text (§7.1).
+// The original's classification of a failure text (§7.1). Every pattern
+// of the product compiles on first use (sync.OnceValue), not at package
+// init: init runs on every start, and compiling them all there was a
+// sixth of the time to the first answer.
 var (
-	retryTransport = regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|timed? out|timeout|terminated|retry delay|stream stall`)
-	retryEnvelope  = regexp.MustCompile(`(?i)anthropic stream envelope error:`)
-	retryBeforeMsg = regexp.MustCompile(`(?i)before message_start`)
-	retryUsage     = regexp.MustCompile(`(?i)usage.?limit|usage_limit_reached|usage_not_included|limit_reached|quota.?exceeded|resource.?exhausted`)
-	retryOverflow  = regexp.MustCompile(`(?i)context.?length|context.?window|prompt is too long|maximum context|too many tokens|exceeds? the (model's )?context`)
+	retryTransport = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|timed? out|timeout|terminated|retry delay|stream stall`)
+	})
+	retryEnvelope  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)anthropic stream envelope error:`) })
+	retryBeforeMsg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)before message_start`) })
+	retryUsage     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)usage.?limit|usage_limit_reached|usage_not_included|limit_reached|quota.?exceeded|resource.?exhausted`)
+	})
+	retryOverflow = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)context.?length|context.?window|prompt is too long|maximum context|too many tokens|exceeds? the (model's )?context`)
+	})
 )
 
 // retryable decides whether a failed assistant message is worth another
@@ -57,11 +67,11 @@ func retryable(msg *AssistantMessage, err error) bool {
 		}
 	}
 	text := msg.ErrorMessage
-	if retryOverflow.MatchString(text) {
+	if retryOverflow().MatchString(text) {
 		return false
 	}
-	return retryTransport.MatchString(text) || retryUsage.MatchString(text) ||
-		(retryEnvelope.MatchString(text) && retryBeforeMsg.MatchString(text))
+	return retryTransport().MatchString(text) || retryUsage().MatchString(text) ||
+		(retryEnvelope().MatchString(text) && retryBeforeMsg().MatchString(text))
 }
 
 // retryAfter is the delay the backend asked for: the typed error's delay,
@@ -80,12 +90,12 @@ func retryAfter(c Clock, msg *AssistantMessage, err error) time.Duration {
 			}
 		}
 	}
-	if m := retryAfterMs.FindStringSubmatch(msg.ErrorMessage); m != nil {
+	if m := retryAfterMs().FindStringSubmatch(msg.ErrorMessage); m != nil {
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			return time.Duration(n) * time.Millisecond
 		}
 	}
-	if m := retryAfterS.FindStringSubmatch(msg.ErrorMessage); m != nil {
+	if m := retryAfterS().FindStringSubmatch(msg.ErrorMessage); m != nil {
 		if f, err := strconv.ParseFloat(m[1], 64); err == nil {
 			return time.Duration(f * float64(time.Second))
 		}
@@ -94,8 +104,8 @@ func retryAfter(c Clock, msg *AssistantMessage, err error) time.Duration {
 }
 
 var (
-	retryAfterMs = regexp.MustCompile(`(?i)retry-after-ms[=:]\s*(\d+)`)
-	retryAfterS  = regexp.MustCompile(`(?i)retry-after:\s*(\d+(?:\.\d+)?)\b`)
+	retryAfterMs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)retry-after-ms[=:]\s*(\d+)`) })
+	retryAfterS  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)retry-after:\s*(\d+(?:\.\d+)?)\b`) })
 )
 
 // AbortRetry ends a retry wait and calls done once its auto_retry_end has

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -354,7 +355,9 @@ func (r *Rule) interrupts(src string) bool {
 
 // pathArg finds the string values of arguments named path, *Path or
 // paths in a tool call's (possibly partial) arguments.
-var pathArg = regexp.MustCompile(`"(?:[A-Za-z_]*[Pp]ath|paths)"\s*:\s*(\[[^\]]*\]|"(?:[^"\\]|\\.)*")`)
+var pathArg = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"(?:[A-Za-z_]*[Pp]ath|paths)"\s*:\s*(\[[^\]]*\]|"(?:[^"\\]|\\.)*")`)
+})
 
 // argPaths returns the paths a tool call's arguments name so far,
 // relative to cwd when inside it.
@@ -372,7 +375,7 @@ func argPaths(args []byte, cwd string) []string {
 		}
 		out = append(out, filepath.ToSlash(filepath.Clean(p)))
 	}
-	for _, m := range pathArg.FindAllSubmatch(args, -1) {
+	for _, m := range pathArg().FindAllSubmatch(args, -1) {
 		v := m[1]
 		if v[0] != '[' {
 			add(v)

@@ -55,7 +55,7 @@ func WriteHTML(w io.Writer, d Data) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := pageTemplate.Execute(bw, p); err != nil {
+	if err := pageTemplate().Execute(bw, p); err != nil {
 		return fmt.Errorf("export html: %w", err)
 	}
 	if err := bw.Flush(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -38,9 +39,13 @@ var (
 		"usage":      usageLine,
 	}
 	// The policy's script hash is spliced into our own template source
-	// before parsing, so it is static text, never a template value.
-	pageTemplate = template.Must(template.New("page").Funcs(pageFuncs).
+	// before parsing, so it is static text, never a template value. Parsed
+	// on the first export: package init is on every start's path, and
+	// parsing is most of this package's share of it.
+	pageTemplate = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("page").Funcs(pageFuncs).
 			Parse(strings.Replace(pageSource, "XCSH_SCRIPT_HASH", scriptHash, 1)))
+	})
 )
 
 func sha256Base64(s string) string {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -264,14 +265,14 @@ func parseServer(name, file string, raw rawServer, getenv func(string) string) s
 // minLiteralSecret is the shortest literal env value treated as a secret.
 const minLiteralSecret = 8
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`) })
 
 // expandVars replaces ${VAR} and ${VAR:-default}; it returns the names of
 // variables that are unset and have no default.
 func expandVars(s string, getenv func(string) string) (string, []string) {
 	var missing []string
-	out := varRef.ReplaceAllStringFunc(s, func(m string) string {
-		sub := varRef.FindStringSubmatch(m)
+	out := varRef().ReplaceAllStringFunc(s, func(m string) string {
+		sub := varRef().FindStringSubmatch(m)
 		if v := getenv(sub[1]); v != "" {
 			return v
 		}
@@ -288,7 +289,7 @@ func expandVars(s string, getenv func(string) string) (string, []string) {
 // environment.
 func expandedValues(s string, getenv func(string) string) []string {
 	var out []string
-	for _, m := range varRef.FindAllStringSubmatch(s, -1) {
+	for _, m := range varRef().FindAllStringSubmatch(s, -1) {
 		if v := getenv(m[1]); v != "" {
 			out = append(out, v)
 		}

@@ -446,12 +446,12 @@ func closeSession(cs *mcp.ClientSession, proc *exec.Cmd) {
 }
 
 // sanitize keeps the characters tool names may have everywhere.
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // toolName is the name the model sees: mcp__<server>__<tool>, at most 64
 // characters (the providers' limit).
 func toolName(server, tool string) string {
-	n := "mcp__" + unsafeName.ReplaceAllString(server, "_") + "__" + unsafeName.ReplaceAllString(tool, "_")
+	n := "mcp__" + unsafeName().ReplaceAllString(server, "_") + "__" + unsafeName().ReplaceAllString(tool, "_")
 	if len(n) > 64 {
 		n = n[:64]
 	}

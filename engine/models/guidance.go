@@ -19,7 +19,7 @@ func (r *Registry) KeyEnvVars(provider string) []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var out []string
-	if pc := r.providers[provider]; pc != nil && envNameRE.MatchString(pc.apiKey) {
+	if pc := r.providers[provider]; pc != nil && envNameRE().MatchString(pc.apiKey) {
 		out = append(out, pc.apiKey)
 	}
 	for _, v := range envKeys[provider] {

@@ -21,7 +21,7 @@ func (r *Registry) KeyEnvNames() []string {
 		}
 	}
 	ref := func(v string, literal bool) {
-		if !literal && !strings.HasPrefix(v, "!") && envNameRE.MatchString(v) {
+		if !literal && !strings.HasPrefix(v, "!") && envNameRE().MatchString(v) {
 			seen[v] = true
 		}
 	}

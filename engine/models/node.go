@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -263,7 +264,7 @@ func readJSONValue(dec *json.Decoder, lines *lineCounter) (*node, error) {
 	return nil, &json.SyntaxError{Offset: dec.InputOffset()}
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?`) })
 
 // maxAliasNodes bounds the nodes that aliases may add to a models.yml.
 // Aliases let a small file expand without bound (billion laughs: nine
@@ -279,7 +280,7 @@ func parseYAML(file string, data []byte) (*node, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		msg := err.Error()
 		line := 0
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = msg[len(m[0]):]
 		}

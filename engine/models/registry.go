@@ -25,7 +25,7 @@ const (
 // envNameRE is the shape of an apiKey or header value that names an
 // environment variable (agent-core §10.3). Such a value is looked up and,
 // when the variable is unset, means "no value": it is never sent as is.
-var envNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z][A-Z0-9]*)+$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z][A-Z0-9]*)+$`) })
 
 // Registry is the list of models a session can use: the built-in catalog,
 // then the custom providers of <agentDir>/models.json and models.yml, then
@@ -427,7 +427,7 @@ func (r *Registry) resolve(v string, literal bool) string {
 		return v
 	case strings.HasPrefix(v, "!"):
 		return ""
-	case envNameRE.MatchString(v):
+	case envNameRE().MatchString(v):
 		return r.env(v)
 	}
 	return v
@@ -502,7 +502,7 @@ func (r *Registry) headerSpecs(m engine.Model) []header {
 func (r *Registry) wireHeaders(m engine.Model) map[string]string {
 	var out map[string]string
 	for _, h := range r.headerSpecs(m) {
-		if sensitiveHeader(h.name) || !h.literal && (envNameRE.MatchString(h.value) || strings.HasPrefix(h.value, "!")) {
+		if sensitiveHeader(h.name) || !h.literal && (envNameRE().MatchString(h.value) || strings.HasPrefix(h.value, "!")) {
 			continue
 		}
 		if out == nil {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -64,7 +65,7 @@ func matchThinking(models []engine.Model, pattern string) (engine.Model, engine.
 	return m, "", ok
 }
 
-var dateSuffixRE = regexp.MustCompile(`-\d{8}$`)
+var dateSuffixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-\d{8}$`) })
 
 func match(models []engine.Model, pattern string, exactOnly bool) (engine.Model, bool) {
 	pattern = strings.TrimSpace(pattern)
@@ -106,7 +107,7 @@ func match(models []engine.Model, pattern string, exactOnly bool) (engine.Model,
 	var aliases, dated []engine.Model
 	for _, m := range models {
 		if strings.Contains(strings.ToLower(m.ID), lower) || strings.Contains(strings.ToLower(m.Name), lower) {
-			if dateSuffixRE.MatchString(m.ID) {
+			if dateSuffixRE().MatchString(m.ID) {
 				dated = append(dated, m)
 			} else {
 				aliases = append(aliases, m)

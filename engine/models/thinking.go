@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -39,13 +40,15 @@ const (
 var thinkingModes = []string{modeEffort, modeBudget, modeGoogleLevel, modeAnthropicAdapt, modeAnthropicBudget}
 
 var (
-	gptRE    = regexp.MustCompile(`^gpt-(\d+)(?:\.(\d+))?(?:-|$)`)
-	geminiRE = regexp.MustCompile(`^gemini-(\d+)(?:\.(\d+))?(?:-|$)`)
+	gptRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gpt-(\d+)(?:\.(\d+))?(?:-|$)`) })
+	geminiRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gemini-(\d+)(?:\.(\d+))?(?:-|$)`) })
 	// Claude ids appear bare (claude-opus-4-6), dated
 	// (claude-sonnet-4-5-20250929) and prefixed (Bedrock's
 	// anthropic.claude-opus-4-6-v1:0). The minor version has one or two
 	// digits, so a date is never read as one.
-	claudeRE = regexp.MustCompile(`(?:^|[./])claude-(opus|sonnet)-(\d+)(?:-(\d{1,2}))?(?:$|[-@:])`)
+	claudeRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|[./])claude-(opus|sonnet)-(\d+)(?:-(\d{1,2}))?(?:$|[-@:])`)
+	})
 )
 
 // bareID drops an aggregator's vendor prefix (openrouter's openai/gpt-5).
@@ -60,7 +63,7 @@ func bareID(id string) string {
 // claudeAdaptive reports whether m is an opus or sonnet Claude of version
 // 4.6 or later on the Anthropic or Bedrock API, and which of the two.
 func claudeAdaptive(m engine.Model) (family string, ok bool) {
-	c := claudeRE.FindStringSubmatch(strings.ToLower(m.ID))
+	c := claudeRE().FindStringSubmatch(strings.ToLower(m.ID))
 	if c == nil {
 		return "", false
 	}
@@ -77,7 +80,7 @@ func claudeAdaptive(m engine.Model) (family string, ok bool) {
 // configured range stands alone.
 func familyEfforts(m engine.Model) (set []engine.ThinkingLevel, ok bool) {
 	id := bareID(m.ID)
-	if g := gptRE.FindStringSubmatch(id); g != nil {
+	if g := gptRE().FindStringSubmatch(id); g != nil {
 		major, _ := strconv.Atoi(g[1])
 		minor, _ := strconv.Atoi(g[2])
 		switch {
@@ -88,7 +91,7 @@ func familyEfforts(m engine.Model) (set []engine.ThinkingLevel, ok bool) {
 		}
 		return effortRange(engine.ThinkingMinimal, engine.ThinkingHigh), true
 	}
-	if g := geminiRE.FindStringSubmatch(id); g != nil {
+	if g := geminiRE().FindStringSubmatch(id); g != nil {
 		major, _ := strconv.Atoi(g[1])
 		if major >= 3 && strings.Contains(id, "pro") {
 			return []engine.ThinkingLevel{engine.ThinkingLow, engine.ThinkingHigh}, true
@@ -228,7 +231,7 @@ func inferMode(m engine.Model) string {
 		}
 		return modeBudget
 	case "google-generative-ai", "google-gemini-cli", "google-vertex":
-		if g := geminiRE.FindStringSubmatch(bareID(m.ID)); g != nil {
+		if g := geminiRE().FindStringSubmatch(bareID(m.ID)); g != nil {
 			if major, _ := strconv.Atoi(g[1]); major >= 3 {
 				return modeGoogleLevel
 			}

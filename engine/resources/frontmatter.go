@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -55,13 +56,13 @@ func parseDocument(text string) document {
 	return d
 }
 
-var lenientLine = regexp.MustCompile(`^([A-Za-z0-9_-]+):\s*(.*)$`)
+var lenientLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9_-]+):\s*(.*)$`) })
 
 // lenientFields reads "key: value" lines, unquoting quoted values.
 func lenientFields(block string) map[string]any {
 	out := map[string]any{}
 	for _, line := range strings.Split(block, "\n") {
-		m := lenientLine.FindStringSubmatch(line)
+		m := lenientLine().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

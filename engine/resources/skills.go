@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -45,7 +46,7 @@ const (
 	maxSkillDepth       = 6 // directories below a root (symlink loops end here)
 )
 
-var skillNameRule = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var skillNameRule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // loadSkills discovers the skills of every root, then those named with
 // --skill. Duplicated names keep the first, with a warning; a file reached
@@ -189,7 +190,7 @@ func nameProblems(name, dirName string) []string {
 	if n := len(name); n > maxSkillName {
 		out = append(out, fmt.Sprintf("name exceeds %d characters (%d)", maxSkillName, n))
 	}
-	if !skillNameRule.MatchString(name) {
+	if !skillNameRule().MatchString(name) {
 		out = append(out, fmt.Sprintf("name %q is not lowercase letters, digits and single inner hyphens", name))
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -168,7 +169,7 @@ func ParseArgs(s string) []string {
 	return args
 }
 
-var placeholder = regexp.MustCompile(`\$\{@:(\d+)(?::(\d+))?\}|\$(ARGUMENTS|@|\d+)`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{@:(\d+)(?::(\d+))?\}|\$(ARGUMENTS|@|\d+)`) })
 
 // Substitute fills a template's placeholders in one pass (an argument
 // holding "$1" stays as it is): $1, $2, … the arguments (missing ones
@@ -176,8 +177,8 @@ var placeholder = regexp.MustCompile(`\$\{@:(\d+)(?::(\d+))?\}|\$(ARGUMENTS|@|\d
 // from the Nth on, ${@:N:L} L of them from the Nth.
 func Substitute(body string, args []string) string {
 	all := strings.Join(args, " ")
-	return placeholder.ReplaceAllStringFunc(body, func(m string) string {
-		sub := placeholder.FindStringSubmatch(m)
+	return placeholder().ReplaceAllStringFunc(body, func(m string) string {
+		sub := placeholder().FindStringSubmatch(m)
 		switch {
 		case sub[1] != "":
 			start, _ := strconv.Atoi(sub[1])

@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -142,7 +143,9 @@ func CheckRegular(fi fs.FileInfo) error {
 
 // fdPathRE matches the descriptor directories of /proc: their entries are
 // the open files of a process (this one included), not paths of the tree.
-var fdPathRE = regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)/(task/[0-9]+/)?fd/.`)
+var fdPathRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)/(task/[0-9]+/)?fd/.`)
+})
 
 // StdStreamName reports whether p names a standard stream or an open
 // descriptor by its spelling.
@@ -151,7 +154,7 @@ func StdStreamName(p string) bool {
 	case "/dev/stdin", "/dev/stdout", "/dev/stderr":
 		return true
 	}
-	return strings.HasPrefix(p, "/dev/fd/") || fdPathRE.MatchString(p)
+	return strings.HasPrefix(p, "/dev/fd/") || fdPathRE().MatchString(p)
 }
 
 // linkChain is abs followed by each hop of the symlinks at its last

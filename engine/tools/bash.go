@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -20,10 +21,10 @@ const (
 )
 
 var (
-	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	// A leading "cd <dir> &&" becomes the working directory, as the
 	// original does, so the command's output is not polluted by the cd.
-	leadingCdRE = regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*`)
+	leadingCdRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*`) })
 )
 
 type bashTool struct {
@@ -77,7 +78,7 @@ func (t *bashTool) Run(ctx context.Context, call engine.ToolCall, update func(en
 	cwd := t.o.Cwd
 	if a.Cwd != "" {
 		cwd = resolveCwd(t.o.Cwd, a.Cwd)
-	} else if m := leadingCdRE.FindStringSubmatch(command); m != nil {
+	} else if m := leadingCdRE().FindStringSubmatch(command); m != nil {
 		cwd = resolveCwd(t.o.Cwd, strings.Trim(m[1], `"'`))
 		command = command[len(m[0]):]
 	}
@@ -89,7 +90,7 @@ func (t *bashTool) Run(ctx context.Context, call engine.ToolCall, update func(en
 		return failResult("Working directory is not a directory: " + cwd), nil
 	}
 	for k := range a.Env {
-		if !envNameRE.MatchString(k) {
+		if !envNameRE().MatchString(k) {
 			return failResult("Invalid bash env name: " + k), nil
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/xcsh-go/xcsh/engine"
@@ -26,7 +27,9 @@ var (
 // overflowText matches the API's wording for a request that does not fit
 // the model's context ("prompt is too long: 210000 tokens > 200000
 // maximum", "input length and max_tokens exceed context limit").
-var overflowText = regexp.MustCompile(`(?i)prompt is too long|exceeds? (the )?context|context (window|limit|length)|too many (input )?tokens`)
+var overflowText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)prompt is too long|exceeds? (the )?context|context (window|limit|length)|too many (input )?tokens`)
+})
 
 // providerError converts what the SDK returned into the engine's typed
 // failure. The secrets (the key, credential headers) are scrubbed from the
@@ -85,7 +88,7 @@ func classifyAPIError(pe *engine.ProviderError, e *sdk.Error) {
 		pe.Kind = engine.ErrorAuth
 	case pe.Status == 429 || typ == "rate_limit_error":
 		pe.Kind = engine.ErrorRateLimit
-	case pe.Status == 413 || typ == "request_too_large" || overflowText.MatchString(e.Message):
+	case pe.Status == 413 || typ == "request_too_large" || overflowText().MatchString(e.Message):
 		pe.Kind = engine.ErrorContextOverflow
 	case pe.Status >= 500 || typ == "overloaded_error" || typ == "api_error":
 		pe.Kind = engine.ErrorOverloaded

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/ollama/ollama/api"
 
@@ -23,7 +24,7 @@ var ErrIncomplete = errors.New("ollama: stream ended before done")
 // overflow matches Ollama's and its runners' wording for a prompt that
 // does not fit ("the input length exceeds the context length", "input
 // exceeds maximum context length and cannot be truncated further").
-var overflow = regexp.MustCompile(`(?i)exceeds (the |maximum )?context length`)
+var overflow = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)exceeds (the |maximum )?context length`) })
 
 // classify turns an error of the api client into an *engine.ProviderError.
 // host names the server in transport messages; model names the model in
@@ -68,7 +69,7 @@ func classify(err error, host, model string) *engine.ProviderError {
 			pe.Kind = engine.ErrorRateLimit
 		case se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden:
 			pe.Kind = engine.ErrorAuth
-		case overflow.MatchString(se.ErrorMessage):
+		case overflow().MatchString(se.ErrorMessage):
 			pe.Kind = engine.ErrorContextOverflow
 		case se.StatusCode >= 500:
 			pe.Kind = engine.ErrorOverloaded
@@ -86,7 +87,7 @@ func classify(err error, host, model string) *engine.ProviderError {
 		// not JSON at all the same way (holding the line), so the two cannot
 		// be told apart here and both keep the text as is.
 		pe.Message = "ollama: " + err.Error()
-		if overflow.MatchString(pe.Message) {
+		if overflow().MatchString(pe.Message) {
 			pe.Kind = engine.ErrorContextOverflow
 		}
 	}

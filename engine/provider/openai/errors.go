@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -19,11 +20,15 @@ import (
 // retryablePattern is the transport pattern of agent-core.md §7.1. The
 // original decides retries from the message text alone; a message of a
 // retryable kind is made to match it, so both readings agree.
-var retryablePattern = regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|timed? out|timeout|terminated|retry delay|stream stall|usage.?limit|usage_limit_reached|usage_not_included|limit_reached|quota.?exceeded|resource.?exhausted`)
+var retryablePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|timed? out|timeout|terminated|retry delay|stream stall|usage.?limit|usage_limit_reached|usage_not_included|limit_reached|quota.?exceeded|resource.?exhausted`)
+})
 
 // overflowPattern recognises a request that does not fit the context window
 // across OpenAI-compatible servers' wordings.
-var overflowPattern = regexp.MustCompile(`(?i)context_length_exceeded|maximum context length|context length|context window|prompt is too long|too many tokens|reduce the length`)
+var overflowPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)context_length_exceeded|maximum context length|context length|context window|prompt is too long|too many tokens|reduce the length`)
+})
 
 // maxBodyInMessage bounds a non-JSON error body quoted in a message.
 const maxBodyInMessage = 500
@@ -73,7 +78,7 @@ func kindOf(status int, code, msg string) engine.ErrorKind {
 		return engine.ErrorAuth
 	case status == http.StatusTooManyRequests:
 		return engine.ErrorRateLimit
-	case code == "context_length_exceeded" || overflowPattern.MatchString(msg):
+	case code == "context_length_exceeded" || overflowPattern().MatchString(msg):
 		return engine.ErrorContextOverflow
 	case status >= 500:
 		return engine.ErrorOverloaded
@@ -98,7 +103,7 @@ func streamError(ev ssestream.Event, red redactor) *engine.ProviderError {
 	}
 	kind := engine.ErrorOther
 	switch {
-	case code == "context_length_exceeded" || overflowPattern.MatchString(msg):
+	case code == "context_length_exceeded" || overflowPattern().MatchString(msg):
 		kind = engine.ErrorContextOverflow
 	case strings.Contains(code, "rate_limit") || strings.Contains(typ, "rate_limit") || code == "insufficient_quota":
 		kind = engine.ErrorRateLimit
@@ -142,7 +147,7 @@ var errNoResponse = errors.New("no response")
 // §7.1 pattern would not recognise (e.g. "529 busy"), so that the original's
 // text-based classification and this kind agree.
 func matchRetryable(kind engine.ErrorKind, msg string) string {
-	if !kind.Retryable() || retryablePattern.MatchString(msg) {
+	if !kind.Retryable() || retryablePattern().MatchString(msg) {
 		return msg
 	}
 	switch kind {
