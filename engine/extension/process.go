@@ -32,6 +32,7 @@ func (p *process) start(spec Spec, dir string, env []string, log func(format str
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
