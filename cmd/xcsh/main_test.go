@@ -61,6 +61,8 @@ func TestScripts(t *testing.T) {
 		if exampleClient.path != "" {
 			os.RemoveAll(filepath.Dir(exampleClient.path))
 		}
+		// A later run in the same process (go test -count=2) builds its own.
+		exampleClient.once, exampleClient.path, exampleClient.err = sync.Once{}, "", nil
 	})
 	p := rpctest.Params(filepath.Join(root, "testscripts"), filepath.Join(root, "golden"), func(env *testscript.Env) error {
 		env.Values[apiServersKey{}] = map[string]recorder{}
