@@ -378,3 +378,35 @@ func TestClientServers(t *testing.T) {
 		t.Errorf("NoConfigFiles: %+v", cfgs)
 	}
 }
+
+// A refresh the server's list_changed notification started may have taken
+// the dirty mark a call's result set: the model call's settle waits for
+// it instead of going on with the old list (a race seen under -race with
+// a CPU hog: mcp_tools_list_changed offered the old list).
+func TestSettleWaitsForARefreshUnderWay(t *testing.T) {
+	s := &server{state: stateConnected, dirty: true}
+	if !s.claimRefresh() {
+		t.Fatal("a dirty connected server was not claimed")
+	}
+	if s.claimRefresh() {
+		t.Fatal("claimed twice for one mark")
+	}
+	done := make(chan struct{})
+	go func() { s.waitRefreshes(context.Background()); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("the wait ended while the refresh runs")
+	case <-time.After(20 * time.Millisecond):
+	}
+	s.endRefresh()
+	<-done
+	s.waitRefreshes(context.Background()) // none under way: returns at once
+
+	// Bounded: a refresh that hangs holds the model call only until ctx ends.
+	s.dirty = true
+	s.claimRefresh()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	s.waitRefreshes(ctx)
+	s.endRefresh()
+}

@@ -50,6 +50,12 @@ type server struct {
 	listChanged bool // the server announces tool list changes
 	dirty       bool // its tool list may have changed since it was read
 	closing     bool
+	// refreshing counts the refreshes claimed and not finished; settled
+	// is closed when it drops to zero (nil while none runs). Settle waits
+	// on it: a refresh the server's notification started may have taken
+	// the dirty mark the call's result set.
+	refreshing int
+	settled    chan struct{}
 
 	refreshMu sync.Mutex // one tools/list at a time
 }
@@ -185,7 +191,7 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 			s.mu.Unlock()
 			// Between runs nobody settles: read the new list now.
 			s.m.goBackground(func() {
-				if s.takeDirty() {
+				if s.claimRefresh() {
 					s.refresh(s.m.ctx)
 				}
 			})
@@ -280,18 +286,50 @@ func (s *server) install(tools []engine.Tool) {
 	s.mu.Unlock()
 }
 
-// takeDirty reports and clears the mark that the tool list may have
-// changed.
-func (s *server) takeDirty() bool {
+// claimRefresh reports whether the tool list may have changed and, if so,
+// clears the mark and counts a refresh under way: the caller must then
+// call refresh, which ends it.
+func (s *server) claimRefresh() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.dirty && s.state == stateConnected
 	s.dirty = false
+	if d {
+		if s.refreshing == 0 {
+			s.settled = make(chan struct{})
+		}
+		s.refreshing++
+	}
 	return d
+}
+
+// endRefresh ends a refresh claimRefresh counted.
+func (s *server) endRefresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refreshing--; s.refreshing == 0 {
+		close(s.settled)
+		s.settled = nil
+	}
+}
+
+// waitRefreshes waits, bounded by ctx, for the refreshes under way.
+func (s *server) waitRefreshes(ctx context.Context) {
+	s.mu.Lock()
+	ch := s.settled
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
 }
 
 // refresh re-reads the tool list and installs it.
 func (s *server) refresh(ctx context.Context) {
+	defer s.endRefresh()
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	s.mu.Lock()
