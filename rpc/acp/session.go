@@ -120,9 +120,12 @@ func newSession(srv *Server, b *Built, st Setup) *session {
 	return ss
 }
 
-// push queues a request of the session.
+// push queues a request of the session. A prompt's generation is taken
+// here, in the order of the wire: a session/cancel read after it cancels
+// it even when the executor has not taken it up yet.
 func (ss *session) push(method string, id, params json.RawMessage) {
-	ss.enqueue(func() { ss.handle(method, id, params) })
+	gen := ss.gen.Load()
+	ss.enqueue(func() { ss.handle(method, id, params, gen) })
 }
 
 // enqueue queues fn for the executor, in order; false once the session
@@ -169,7 +172,7 @@ func (ss *session) pump() {
 
 // handle runs one request on the executor. A panic answers it with an
 // internal error; the session goes on.
-func (ss *session) handle(method string, id, params json.RawMessage) {
+func (ss *session) handle(method string, id, params json.RawMessage, gen uint64) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(ss.srv.opts.Log, "xcsh: internal error handling %s: %v\n", method, r)
@@ -178,7 +181,7 @@ func (ss *session) handle(method string, id, params json.RawMessage) {
 	}()
 	switch method {
 	case sdk.AgentMethodSessionPrompt:
-		ss.prompt(id, params)
+		ss.prompt(id, params, gen)
 	case sdk.AgentMethodSessionSetConfigOption:
 		ss.setConfigOption(id, params)
 	case sdk.AgentMethodSessionSetMode:
@@ -224,8 +227,8 @@ func (ss *session) cancelRequest(id json.RawMessage) {
 	}()
 }
 
-// prompt is session/prompt. (actor)
-func (ss *session) prompt(id, params json.RawMessage) {
+// prompt is session/prompt, read at generation gen. (actor)
+func (ss *session) prompt(id, params json.RawMessage, gen uint64) {
 	var p sdk.PromptRequest
 	if err := json.Unmarshal(params, &p); err != nil {
 		ss.srv.c.fail(id, errInvalidParams(err.Error()))
@@ -240,7 +243,7 @@ func (ss *session) prompt(id, params json.RawMessage) {
 		ss.srv.c.fail(id, errInvalidParams(err.Error()))
 		return
 	}
-	t := &turn{id: id, text: text, images: images, gen: ss.gen.Load()}
+	t := &turn{id: id, text: text, images: images, gen: gen}
 	if ss.turn != nil || len(ss.queue) > 0 {
 		ss.queue = append(ss.queue, t)
 		return
