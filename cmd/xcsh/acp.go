@@ -53,9 +53,14 @@ func runACP(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.
 		out = g
 	}
 	image := sh.ms.model != nil && slices.Contains(sh.ms.model.Input, "image")
+	var full func(int) bool
+	if f, ok := out.(*os.File); ok {
+		full = pipeFull(f)
+	}
 	srv := acp.NewServer(out, acp.Options{
 		Version: version, MaxLineBytes: o.maxLineBytes, Log: stderr, IDs: ids,
 		Sessions: &acpSessions{o: o, sh: sh, stderr: stderr}, ImageInput: image,
+		OutputFull: full,
 	})
 
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The ACP benchmarks (issue 20), through the real binary in --mode acp as
@@ -129,6 +130,56 @@ func BenchmarkACPStream5000Deltas(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(total)/float64(b.N), "stdout-bytes/op")
+}
+
+// BenchmarkACPStream5000DeltasSlowReader: the same reply read by an editor
+// that takes 4 KiB a millisecond (unmerged, the 1 MB of chunks would take
+// a quarter of a second to read): while stdout is full the deltas piling up
+// are merged into one chunk, so the editor gets fewer, longer chunks and
+// the text is the same.
+func BenchmarkACPStream5000DeltasSlowReader(b *testing.B) {
+	script := streamScript(b, 5000)
+	marker := []byte(`{"jsonrpc":"2.0","id":3,`)
+	var total, chunks int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		p := startACP(b, "--provider", "fake", "--model", script)
+		p.request(b, 1, "initialize", `{"protocolVersion":1}`)
+		p.line(b)
+		newACPSession(b, p, 2)
+		slow := bufio.NewReaderSize(&throttled{r: p.out, chunk: 4 << 10, pause: time.Millisecond}, 1<<20)
+		b.StartTimer()
+		p.request(b, 3, "session/prompt", `{"sessionId":"0000000000000001","prompt":[{"type":"text","text":"go"}]}`)
+		var n int64
+		var text int
+		for {
+			line, err := slow.ReadSlice('\n')
+			n += int64(len(line))
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil {
+				b.Fatalf("stream ended early: %v", err)
+			}
+			if bytes.Contains(line, []byte(`"agent_message_chunk"`)) {
+				chunks++
+				text += bytes.Count(line, []byte("lorem ipsum "))
+			}
+			if bytes.HasPrefix(line, marker) {
+				break
+			}
+		}
+		b.StopTimer()
+		if text != 5000 {
+			b.Fatalf("the chunks carry %d of the 5000 deltas' texts", text)
+		}
+		total += n
+		p.stop(b)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total)/float64(b.N), "stdout-bytes/op")
+	b.ReportMetric(float64(chunks)/float64(b.N), "chunks/op")
 }
 
 // BenchmarkACPIdleMemory10Sessions: the resident memory of one process

@@ -48,6 +48,13 @@ func pollableStdin(f *os.File) (r *os.File, restore func()) {
 // frame, so the cached size needs no lock; it is read again before saying
 // "full" (growPipe may have grown the pipe). Nil when f is not a pipe:
 // files and terminals never make the host wait in this sense.
+//
+// A page of the pipe counts as taken already: the kernel fills a pipe by
+// pages, and a small frame (an ACP chunk, a lean delta) was seen to wait
+// with a few hundred bytes still free, so an exact count let a stalled
+// host go unnoticed.
+const pipeSlack = 4096
+
 func pipeFull(f *os.File) func(n int) bool {
 	fi, err := f.Stat()
 	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
@@ -68,10 +75,10 @@ func pipeFull(f *os.File) func(n int) bool {
 		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&unread))); errno != 0 {
 			return false
 		}
-		if int(unread)+n <= size {
+		if int(unread)+n <= size-pipeSlack {
 			return false
 		}
 		size = pipeSize()
-		return int(unread)+n > size
+		return int(unread)+n > size-pipeSlack
 	}
 }

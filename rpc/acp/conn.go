@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -57,6 +58,11 @@ type writer struct {
 	closed bool // guarded by mu: Run has returned; messages are dropped
 	onErr  func(error)
 	pool   sync.Pool
+	// full says whether a message of n bytes would wait for the client
+	// (Options.OutputFull); backlog is its answer for the last message,
+	// which the sessions report as engine.Backlog.
+	full    func(n int) bool
+	backlog atomic.Bool
 }
 
 func newWriter(out io.Writer, onErr func(error)) *writer {
@@ -71,6 +77,9 @@ func (w *writer) buf() *[]byte { return w.pool.Get().(*[]byte) }
 func (w *writer) send(bp *[]byte) {
 	w.mu.Lock()
 	if !w.failed && !w.closed {
+		if w.full != nil {
+			w.backlog.Store(w.full(len(*bp)))
+		}
 		if _, err := w.out.Write(*bp); err != nil {
 			w.failed = true
 			if w.onErr != nil {

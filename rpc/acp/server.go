@@ -33,6 +33,11 @@ type Options struct {
 	ImageInput bool
 	// ShutdownGrace bounds how long a signal waits for the aborted work.
 	ShutdownGrace time.Duration
+	// OutputFull, if set, reports whether a message of n bytes would have
+	// to wait for the client to read (the CLI asks its stdout pipe). The
+	// sessions are then Backlog Sinks: while the editor does not keep up,
+	// a reply's piled-up deltas become one chunk. Unset, nothing merges.
+	OutputFull func(n int) bool
 }
 
 // Sessions is what the front needs from the program: the configuration of
@@ -138,6 +143,7 @@ func NewServer(out io.Writer, opts Options) *Server {
 		s.outErr = err
 		close(s.outGone)
 	})
+	s.c.out.full = opts.OutputFull
 	return s
 }
 

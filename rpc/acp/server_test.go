@@ -361,3 +361,39 @@ func TestConnCalls(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// The sessions are Backlog Sinks: Backlogged says whether the last message
+// found stdout full (Options.OutputFull), so the engine merges a reply's
+// deltas while the editor is not reading; without a probe never.
+func TestBackloggedFollowsTheLastMessage(t *testing.T) {
+	t.Parallel()
+	var _ engine.Backlog = (*session)(nil)
+	full := false
+	var sizes []int
+	srv := NewServer(io.Discard, Options{OutputFull: func(n int) bool { sizes = append(sizes, n); return full }})
+	ss := &session{srv: srv}
+	send := func() {
+		bp := srv.c.out.buf()
+		*bp = append(*bp, "{}\n"...)
+		srv.c.out.send(bp)
+	}
+	if ss.Backlogged() {
+		t.Fatal("backlogged before any message")
+	}
+	full = true
+	send()
+	if !ss.Backlogged() {
+		t.Error("a message that found stdout full does not show a backlog")
+	}
+	full = false
+	send()
+	if ss.Backlogged() {
+		t.Error("a message that fit still shows a backlog")
+	}
+	if len(sizes) != 2 || sizes[0] != 3 {
+		t.Errorf("OutputFull asked about %v", sizes)
+	}
+	if (&session{srv: NewServer(io.Discard, Options{})}).Backlogged() {
+		t.Error("backlogged without a probe")
+	}
+}

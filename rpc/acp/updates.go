@@ -225,6 +225,10 @@ func (ss *session) Event(ev engine.Event) {
 	}
 }
 
+// Backlogged implements engine.Backlog: the last message found stdout
+// full, so the engine merges the deltas piling up meanwhile.
+func (ss *session) Backlogged() bool { return ss.srv.c.out.backlog.Load() }
+
 func seconds(ms int64) string {
 	if ms < 1000 {
 		return fmt.Sprintf("%dms", ms)
