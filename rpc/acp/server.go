@@ -112,6 +112,9 @@ type Server struct {
 	// flight; deferred are the session requests waiting for them (route).
 	creating int      // guarded by mu
 	deferred []func() // guarded by mu
+	// draining is set while created routes the deferred requests: one the
+	// reader reads meanwhile waits behind them (guarded by mu).
+	draining bool
 
 	// handlers counts the request handlers running on their own
 	// goroutines (session/new, load, list, ...); Run waits for them.
@@ -437,7 +440,7 @@ func (s *Server) initialize(id, params json.RawMessage) {
 func (s *Server) route(id string, fn func(*session)) {
 	s.mu.Lock()
 	ss := s.sessions[id]
-	if (ss == nil && s.creating > 0) || len(s.deferred) > 0 {
+	if (ss == nil && s.creating > 0) || len(s.deferred) > 0 || s.draining {
 		s.deferred = append(s.deferred, func() { fn(s.session(id)) })
 		s.mu.Unlock()
 		return
@@ -447,18 +450,28 @@ func (s *Server) route(id string, fn func(*session)) {
 }
 
 // created ends a session/new, load or resume: once none is in flight, the
-// requests that waited for them are routed, in order.
+// requests that waited for them are routed, in order, and so are those the
+// reader defers meanwhile: a session/cancel read after a waiting prompt
+// must not overtake it.
 func (s *Server) created() {
 	s.mu.Lock()
 	s.creating--
-	var run []func()
-	if s.creating == 0 {
-		run, s.deferred = s.deferred, nil
+	if s.draining {
+		s.mu.Unlock()
+		return
 	}
+	s.draining = true
+	for s.creating == 0 && len(s.deferred) > 0 {
+		run := s.deferred
+		s.deferred = nil
+		s.mu.Unlock()
+		for _, fn := range run {
+			fn()
+		}
+		s.mu.Lock()
+	}
+	s.draining = false
 	s.mu.Unlock()
-	for _, fn := range run {
-		fn()
-	}
 }
 
 func (s *Server) session(id string) *session {

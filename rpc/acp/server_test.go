@@ -397,3 +397,41 @@ func TestBackloggedFollowsTheLastMessage(t *testing.T) {
 		t.Error("backlogged without a probe")
 	}
 }
+
+// The requests that waited for a session/new are routed in order, and one
+// the reader reads while they are being routed waits behind them (a
+// session/cancel must not overtake the prompt it follows:
+// TestTurnsAndCancel saw the queued prompt end as end_turn under load).
+func TestDeferredRequestsKeepTheirOrder(t *testing.T) {
+	t.Parallel()
+	s := NewServer(io.Discard, Options{})
+	s.creating = 1
+	var mu sync.Mutex
+	var order []string
+	note := func(x string) {
+		mu.Lock()
+		order = append(order, x)
+		mu.Unlock()
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	s.route("x", func(*session) { note("prompt"); close(started); <-release })
+	done := make(chan struct{})
+	go func() { s.created(); close(done) }()
+	<-started
+	s.route("x", func(*session) { note("cancel") }) // read while "prompt" is routed
+	mu.Lock()
+	early := len(order) != 1
+	mu.Unlock()
+	if early {
+		t.Fatal("the later request ran before the earlier one was routed")
+	}
+	close(release)
+	<-done
+	if fmt.Sprint(order) != "[prompt cancel]" {
+		t.Errorf("order %v", order)
+	}
+	s.route("x", func(*session) { note("after") }) // nothing waits: at once
+	if fmt.Sprint(order) != "[prompt cancel after]" {
+		t.Errorf("order %v", order)
+	}
+}
