@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,21 +62,8 @@ func runACP(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.
 		OutputFull: full,
 	})
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
-	defer signal.Stop(pipes)
-	go func() {
-		select {
-		case sig := <-sigs:
-			cancel(signalError{sig.(syscall.Signal)})
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := serveSignals(ctx)
+	defer stop()
 	err = srv.Run(ctx, stdin)
 	killChildren()
 	var se signalError

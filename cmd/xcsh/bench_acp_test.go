@@ -38,16 +38,25 @@ func (p *benchProc) request(b *testing.B, id int, method, params string) {
 // read.
 func (p *benchProc) until(b *testing.B, prefix string) int64 {
 	b.Helper()
-	marker := []byte(prefix)
+	return readUntil(b, p.out, []byte(prefix), nil)
+}
+
+// readUntil reads r's lines (each, if set, sees every one) through the
+// first that starts with marker, and returns the bytes read.
+func readUntil(b *testing.B, r *bufio.Reader, marker []byte, each func(line []byte)) int64 {
+	b.Helper()
 	var n int64
 	for {
-		line, err := p.out.ReadSlice('\n')
+		line, err := r.ReadSlice('\n')
 		n += int64(len(line))
 		if err == bufio.ErrBufferFull {
 			continue
 		}
 		if err != nil {
 			b.Fatalf("stream ended early: %v", err)
+		}
+		if each != nil {
+			each(line)
 		}
 		if bytes.HasPrefix(line, marker) {
 			return n
@@ -151,25 +160,13 @@ func BenchmarkACPStream5000DeltasSlowReader(b *testing.B) {
 		slow := bufio.NewReaderSize(&throttled{r: p.out, chunk: 4 << 10, pause: time.Millisecond}, 1<<20)
 		b.StartTimer()
 		p.request(b, 3, "session/prompt", `{"sessionId":"0000000000000001","prompt":[{"type":"text","text":"go"}]}`)
-		var n int64
 		var text int
-		for {
-			line, err := slow.ReadSlice('\n')
-			n += int64(len(line))
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			if err != nil {
-				b.Fatalf("stream ended early: %v", err)
-			}
+		n := readUntil(b, slow, marker, func(line []byte) {
 			if bytes.Contains(line, []byte(`"agent_message_chunk"`)) {
 				chunks++
 				text += bytes.Count(line, []byte("lorem ipsum "))
 			}
-			if bytes.HasPrefix(line, marker) {
-				break
-			}
-		}
+		})
 		b.StopTimer()
 		if text != 5000 {
 			b.Fatalf("the chunks carry %d of the 5000 deltas' texts", text)

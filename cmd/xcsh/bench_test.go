@@ -208,20 +208,7 @@ func benchPrompt(b *testing.B, start func() *benchProc) {
 		p.line(b)
 		b.StartTimer()
 		io.WriteString(p.in, `{"id":"p","type":"prompt","message":"go"}`+"\n")
-		var n int64
-		for {
-			line, err := p.out.ReadSlice('\n')
-			n += int64(len(line))
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			if err != nil {
-				b.Fatalf("stream ended early: %v", err)
-			}
-			if bytes.HasPrefix(line, marker) {
-				break
-			}
-		}
+		n := readUntil(b, p.out, marker, nil)
 		b.StopTimer()
 		total += n
 		p.stop(b)
@@ -254,23 +241,11 @@ func BenchmarkStream5000DeltasSlowReader(b *testing.B) {
 		slow := bufio.NewReaderSize(&throttled{r: p.out, chunk: 32 << 10, pause: time.Millisecond}, 1<<20)
 		b.StartTimer()
 		io.WriteString(p.in, `{"id":"p","type":"prompt","message":"go"}`+"\n")
-		var n int64
-		for {
-			line, err := slow.ReadSlice('\n')
-			n += int64(len(line))
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			if err != nil {
-				b.Fatalf("stream ended early: %v", err)
-			}
+		n := readUntil(b, slow, marker, func(line []byte) {
 			if bytes.Contains(line, []byte(`"type":"text_delta"`)) {
 				frames++
 			}
-			if bytes.HasPrefix(line, marker) {
-				break
-			}
-		}
+		})
 		b.StopTimer()
 		total += n
 		p.stop(b)

@@ -515,25 +515,8 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 	sess := a.start(srv, srv, stderr)
 	srv.Attach(sess)
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	// Handling SIGPIPE (not ignoring it: an ignored signal stays ignored in
-	// the children we exec) makes a write to a closed stdout return EPIPE
-	// instead of killing the process, so the server can abort the run,
-	// kill the children and exit with its own status (exitEPIPE).
-	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
-	defer signal.Stop(pipes)
-	go func() {
-		select {
-		case sig := <-sigs:
-			cancel(signalError{sig.(syscall.Signal)})
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := serveSignals(ctx)
+	defer stop()
 
 	err := srv.Run(ctx, stdin)
 	stopExtensions(a.ext, stderr)
@@ -609,4 +592,30 @@ func parseThinking(v string) (engine.ThinkingLevel, bool) {
 		return engine.ThinkingOff, true
 	}
 	return engine.ParseEffort(v)
+}
+
+// serveSignals derives the context a protocol server runs under: SIGINT,
+// SIGTERM and SIGHUP cancel it with a signalError. Handling SIGPIPE (not
+// ignoring it: an ignored signal stays ignored in the children we exec)
+// makes a write to a closed stdout return EPIPE instead of killing the
+// process, so the server can abort the run, kill the children and exit
+// with its own status (exitEPIPE). stop undoes it all.
+func serveSignals(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	go func() {
+		select {
+		case sig := <-sigs:
+			cancel(signalError{sig.(syscall.Signal)})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(pipes)
+		signal.Stop(sigs)
+		cancel(nil)
+	}
 }

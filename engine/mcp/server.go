@@ -170,6 +170,11 @@ func (s *server) waitStarted(ctx context.Context) {
 	s.mu.Lock()
 	ch := s.starting
 	s.mu.Unlock()
+	waitOn(ctx, ch)
+}
+
+// waitOn waits for ch to close, or ctx; a nil ch is nothing to wait for.
+func waitOn(ctx context.Context, ch <-chan struct{}) {
 	if ch == nil {
 		return
 	}
@@ -318,13 +323,7 @@ func (s *server) waitRefreshes(ctx context.Context) {
 	s.mu.Lock()
 	ch := s.settled
 	s.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	select {
-	case <-ch:
-	case <-ctx.Done():
-	}
+	waitOn(ctx, ch)
 }
 
 // refresh re-reads the tool list and installs it.
