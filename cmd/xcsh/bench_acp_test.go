@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -191,16 +189,7 @@ func BenchmarkACPIdleMemory10Sessions(b *testing.B) {
 			p.request(b, 200+s, "session/prompt", fmt.Sprintf(`{"sessionId":"%016x","prompt":[{"type":"text","text":"hello"}]}`, s))
 			p.contains(b, `"stopReason"`)
 		}
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-		if err != nil {
-			b.Skip("no /proc:", err)
-		}
-		for _, l := range strings.Split(string(status), "\n") {
-			if strings.HasPrefix(l, "VmRSS:") {
-				kb, _ := strconv.Atoi(strings.Fields(l)[1])
-				b.ReportMetric(float64(kb)/1024, "MB-rss")
-			}
-		}
+		reportRSS(b, p)
 		p.stop(b)
 	}
 }

@@ -164,17 +164,22 @@ func BenchmarkIdleMemory(b *testing.B) {
 		p.line(b)
 		io.WriteString(p.in, `{"id":"s","type":"get_state"}`+"\n")
 		p.line(b)
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-		if err != nil {
-			b.Skip("no /proc:", err)
-		}
-		for _, l := range strings.Split(string(status), "\n") {
-			if strings.HasPrefix(l, "VmRSS:") {
-				kb, _ := strconv.Atoi(strings.Fields(l)[1])
-				b.ReportMetric(float64(kb)/1024, "MB-rss")
-			}
-		}
+		reportRSS(b, p)
 		p.stop(b)
+	}
+}
+
+// reportRSS reports p's resident set (VmRSS) as MB-rss.
+func reportRSS(b *testing.B, p *benchProc) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		b.Skip("no /proc:", err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			kb, _ := strconv.Atoi(strings.Fields(l)[1])
+			b.ReportMetric(float64(kb)/1024, "MB-rss")
+		}
 	}
 }
 

@@ -361,7 +361,14 @@ func mcpServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 // mcpEverything is the entry point of the npm "everything" MCP server:
 // $XCSH_MCP_EVERYTHING, else where .ci/run installs it, else "".
 func mcpEverything() string {
-	if p := os.Getenv("XCSH_MCP_EVERYTHING"); p != "" {
+	return ciInstalled("XCSH_MCP_EVERYTHING", "", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+}
+
+// ciInstalled is $env when set, else the path under the cache folder
+// where .ci/run installs npm packages, if check (a file under it, "" for
+// the path itself) exists there, else "".
+func ciInstalled(env, check string, elem ...string) string {
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
 	cache := os.Getenv("XDG_CACHE_HOME")
@@ -372,8 +379,8 @@ func mcpEverything() string {
 		}
 		cache = filepath.Join(home, ".cache")
 	}
-	p := filepath.Join(cache, "xcsh-ci", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(p); err != nil {
+	p := filepath.Join(append([]string{cache, "xcsh-ci"}, elem...)...)
+	if _, err := os.Stat(filepath.Join(p, check)); err != nil {
 		return ""
 	}
 	return p
@@ -389,22 +396,7 @@ var smallFS = sync.OnceValue(func() bool {
 // acpTSSDK is the directory of the npm package @agentclientprotocol/sdk:
 // $XCSH_ACP_TS_SDK, else where .ci/run installs it, else "".
 func acpTSSDK() string {
-	if p := os.Getenv("XCSH_ACP_TS_SDK"); p != "" {
-		return p
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		cache = filepath.Join(home, ".cache")
-	}
-	p := filepath.Join(cache, "xcsh-ci", "acp-ts", "node_modules", "@agentclientprotocol", "sdk")
-	if _, err := os.Stat(filepath.Join(p, "package.json")); err != nil {
-		return ""
-	}
-	return p
+	return ciInstalled("XCSH_ACP_TS_SDK", "package.json", "acp-ts", "node_modules", "@agentclientprotocol", "sdk")
 }
 
 // exampleClient is the Go ACP SDK's example client, built once per test

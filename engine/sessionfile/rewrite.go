@@ -47,28 +47,7 @@ func (s *Store) Rewrite(entries []*engine.Entry) error {
 		err := copyReplacing(lw, r, repl)
 		last = lw.last
 		return err
-	}, func(w io.Writer) (func(bool), error) {
-		s.mu.Lock()
-		lw := &lastByteWriter{w: w, last: last}
-		if _, err := io.Copy(lw, r); err != nil {
-			s.mu.Unlock()
-			return nil, err
-		}
-		return func(moved bool) {
-			defer s.mu.Unlock()
-			if !moved {
-				return
-			}
-			f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
-			s.f.Close()
-			if err != nil {
-				s.f, s.closed = nil, true
-				return
-			}
-			s.f = f
-			s.unterminated = lw.last != '\n'
-		}, nil
-	})
+	}, func(w io.Writer) (func(bool), error) { return s.finishRewrite(w, r, last) })
 }
 
 // copyReplacing copies r to w line by line up to its current end,

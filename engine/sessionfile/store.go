@@ -266,32 +266,36 @@ func (s *Store) SetTitle(title, source string) (err error) {
 		_, err := io.Copy(lw, r)
 		last = lw.last
 		return err
-	}, func(w io.Writer) (func(bool), error) {
-		// The last step, under the lock: what was appended since the copy
-		// read to the end.
-		s.mu.Lock()
-		lw := &lastByteWriter{w: w, last: last}
-		if _, err := io.Copy(lw, r); err != nil {
-			s.mu.Unlock()
-			return nil, err
+	}, func(w io.Writer) (func(bool), error) { return s.finishRewrite(w, r, last) })
+}
+
+// finishRewrite is the last step of a rewrite, under the lock: it copies
+// what was appended since the first copy read r to the end (last is the
+// byte that copy ended on), and returns what to do once the new file has
+// replaced the old one or not; the lock is held until then.
+func (s *Store) finishRewrite(w io.Writer, r io.Reader, last byte) (func(bool), error) {
+	s.mu.Lock()
+	lw := &lastByteWriter{w: w, last: last}
+	if _, err := io.Copy(lw, r); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	return func(moved bool) {
+		defer s.mu.Unlock()
+		if !moved {
+			return
 		}
-		return func(moved bool) {
-			defer s.mu.Unlock()
-			if !moved {
-				return
-			}
-			// The old descriptor names the replaced file: reopen. Failing
-			// that, appends fail rather than go to the replaced file.
-			f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
-			s.f.Close()
-			if err != nil {
-				s.f, s.closed = nil, true
-				return
-			}
-			s.f = f
-			s.unterminated = lw.last != '\n'
-		}, nil
-	})
+		// The old descriptor names the replaced file: reopen. Failing
+		// that, appends fail rather than go to the replaced file.
+		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
+		s.f.Close()
+		if err != nil {
+			s.f, s.closed = nil, true
+			return
+		}
+		s.f = f
+		s.unterminated = lw.last != '\n'
+	}, nil
 }
 
 // Sync flushes the file to stable storage (fsync). Appends reach the
