@@ -60,24 +60,6 @@ func TestOutputFailureEndsRun(t *testing.T) {
 	}
 }
 
-// After close no byte reaches the output, so a frame produced while the
-// process exits cannot be cut in half.
-func TestWriterCloseDropsLaterFrames(t *testing.T) {
-	t.Parallel()
-	var out bytes.Buffer
-	w := newWriter(&out, nil)
-	bp := w.buf()
-	*bp = append(*bp, "{}\n"...)
-	w.send(bp)
-	w.close()
-	bp = w.buf()
-	*bp = append(*bp, "{\"late\":true}\n"...)
-	w.send(bp)
-	if out.String() != "{}\n" {
-		t.Fatalf("output %q", out.String())
-	}
-}
-
 // The server is a Backlog Sink: Backlogged says whether the last frame
 // found stdout full (Options.OutputFull), and stays until the next frame.
 func TestBackloggedFollowsTheLastFrame(t *testing.T) {

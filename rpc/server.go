@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
 
 // Update modes for message_update frames.
@@ -49,7 +50,7 @@ type Options struct {
 // commands to the session actor and owns stdout through its writer.
 type Server struct {
 	opts Options
-	out  *writer
+	out  *lineout.Writer
 	sess *engine.Session
 	lean bool
 
@@ -121,19 +122,19 @@ func NewServer(out io.Writer, opts Options) *Server {
 	s := &Server{opts: opts, finished: make(chan struct{}), lean: opts.Updates == UpdatesDelta}
 	s.outGone = make(chan struct{})
 	// Called once, on the first failed write; Run then ends like a signal.
-	s.out = newWriter(out, func(err error) {
+	s.out = lineout.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
 		s.outErr = err
 		close(s.outGone)
 	})
-	s.out.grow = opts.GrowOutput
-	s.out.full = opts.OutputFull
+	s.out.Grow = opts.GrowOutput
+	s.out.Full = opts.OutputFull
 	return s
 }
 
 // Backlogged implements engine.Backlog: the last frame found stdout full,
 // so the host is not keeping up. Safe from any goroutine.
-func (s *Server) Backlogged() bool { return s.out.backlog.Load() }
+func (s *Server) Backlogged() bool { return s.out.Backlogged() }
 
 // Attach sets the session the server drives.
 func (s *Server) Attach(sess *engine.Session) { s.sess = sess }
@@ -141,7 +142,7 @@ func (s *Server) Attach(sess *engine.Session) { s.sess = sess }
 // Event implements engine.Sink: it encodes the event on the executor
 // (so snapshots are taken at event time) and hands the bytes to the writer.
 func (s *Server) Event(ev engine.Event) {
-	bp := s.out.buf()
+	bp := s.out.Buf()
 	if u, ok := ev.(engine.MessageUpdate); ok {
 		u.Lean = s.lean
 		ev = u
@@ -152,7 +153,7 @@ func (s *Server) Event(ev engine.Event) {
 		}
 	}
 	*bp = append(ev.AppendJSON(*bp), '\n')
-	s.out.send(bp)
+	s.out.Send(bp)
 }
 
 // Run writes the ready frame, starts the session actor and serves in until
@@ -205,7 +206,7 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 		case <-idle:
 		case <-time.After(s.opts.ShutdownGrace):
 			fmt.Fprintln(s.opts.Log, "xcsh: run did not stop in time; exiting")
-			s.out.close()
+			s.out.Close()
 			return err
 		}
 	}
@@ -216,7 +217,7 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	<-actorDone
 	s.sess.Close()
 	s.in.close()
-	s.out.close()
+	s.out.Close()
 	if err == nil {
 		select {
 		case <-s.outGone:
@@ -229,9 +230,9 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 }
 
 func (s *Server) writeRaw(frame []byte) {
-	bp := s.out.buf()
+	bp := s.out.Buf()
 	*bp = append(append(*bp, frame...), '\n')
-	s.out.send(bp)
+	s.out.Send(bp)
 }
 
 // readLoop reads stdin concurrently with all work and never waits for the
@@ -398,7 +399,7 @@ func (s *Server) response(id, commandRaw []byte, success bool, data []byte, errT
 // responseWith is response with the data encoded straight into the frame
 // buffer by appendData (nil: no data key).
 func (s *Server) responseWith(id, commandRaw []byte, success bool, appendData func([]byte) []byte, errText string) {
-	bp := s.out.buf()
+	bp := s.out.Buf()
 	b := append(*bp, '{')
 	if id != nil {
 		b = append(b, `"id":`...)
@@ -422,7 +423,7 @@ func (s *Server) responseWith(id, commandRaw []byte, success bool, appendData fu
 	}
 	b = append(b, '}', '\n')
 	*bp = b
-	s.out.send(bp)
+	s.out.Send(bp)
 }
 
 func quote(s string) []byte { return engine.AppendJSONString(nil, s) }
@@ -439,7 +440,7 @@ func (s *Server) fail(c *command, err error) {
 	}
 	// A machine-readable code beside the text (omp's get_messages_page:
 	// "session_busy").
-	bp := s.out.buf()
+	bp := s.out.Buf()
 	b := append(*bp, '{')
 	if c.id != nil {
 		b = append(append(append(b, `"id":`...), c.id...), ',')
@@ -451,7 +452,7 @@ func (s *Server) fail(c *command, err error) {
 	b = append(b, `,"code":`...)
 	b = engine.AppendJSONString(b, code)
 	*bp = append(b, '}', '\n')
-	s.out.send(bp)
+	s.out.Send(bp)
 }
 
 // parseError is the uncorrelated failure frame for unusable input.

@@ -9,10 +9,9 @@ import (
 	"io"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
 
 // JSON-RPC 2.0 framing: one message per line, written whole by one Write.
@@ -46,70 +45,6 @@ func (e *wireError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.
 // absent is a notification; JSON null is an id (of an unparsable request).
 func (e *envelope) hasID() bool { return len(e.ID) > 0 }
 
-// writer owns stdout: one Write of one line per message, under one lock,
-// by whoever produced it. Session updates are produced on their session's
-// executor, so they keep its order; a prompt's response is written by the
-// same executor after its last update. A blocked write blocks its
-// producer (backpressure, never a dropped message).
-type writer struct {
-	mu     sync.Mutex
-	out    io.Writer
-	failed bool // guarded by mu: the client has gone; messages are dropped
-	closed bool // guarded by mu: Run has returned; messages are dropped
-	onErr  func(error)
-	pool   sync.Pool
-	// full says whether a message of n bytes would wait for the client
-	// (Options.OutputFull); backlog is its answer for the last message,
-	// which the sessions report as engine.Backlog.
-	full    func(n int) bool
-	backlog atomic.Bool
-}
-
-func newWriter(out io.Writer, onErr func(error)) *writer {
-	w := &writer{out: out, onErr: onErr}
-	w.pool.New = func() any { b := make([]byte, 0, 512); return &b }
-	return w
-}
-
-func (w *writer) buf() *[]byte { return w.pool.Get().(*[]byte) }
-
-// send writes one message (ending in '\n') and recycles its buffer.
-func (w *writer) send(bp *[]byte) {
-	w.mu.Lock()
-	if !w.failed && !w.closed {
-		if w.full != nil {
-			w.backlog.Store(w.full(len(*bp)))
-		}
-		if _, err := w.out.Write(*bp); err != nil {
-			w.failed = true
-			if w.onErr != nil {
-				w.onErr(err)
-			}
-		}
-	}
-	w.mu.Unlock()
-	if cap(*bp) <= 4<<20 {
-		*bp = (*bp)[:0]
-		w.pool.Put(bp)
-	}
-}
-
-// close drops every message sent from now on (Run has returned), waiting
-// at most a second for one being written.
-func (w *writer) close() {
-	done := make(chan struct{})
-	go func() {
-		w.mu.Lock()
-		w.closed = true
-		w.mu.Unlock()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Second):
-	}
-}
-
 // appendValue appends v's JSON with HTML escaping off (a model's "<"
 // stays "<"). A value that cannot be encoded is a bug: it becomes null
 // and the error is returned for the log.
@@ -128,26 +63,26 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 
 // notify writes a notification.
 func (c *conn) notify(method string, params any) {
-	bp := c.out.buf()
+	bp := c.out.Buf()
 	b := append(*bp, `{"jsonrpc":"2.0","method":`...)
 	b = engine.AppendJSONString(b, method)
 	b = append(b, `,"params":`...)
 	b, err := appendValue(b, params)
 	c.logErr(method, err)
 	*bp = append(b, '}', '\n')
-	c.out.send(bp)
+	c.out.Send(bp)
 }
 
 // respond writes a request's result.
 func (c *conn) respond(id json.RawMessage, result any) {
-	bp := c.out.buf()
+	bp := c.out.Buf()
 	b := append(*bp, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
 	b, err := appendValue(b, result)
 	c.logErr("result", err)
 	*bp = append(b, '}', '\n')
-	c.out.send(bp)
+	c.out.Send(bp)
 }
 
 // fail writes a request's error; a nil id (a message too broken to have
@@ -156,14 +91,14 @@ func (c *conn) fail(id json.RawMessage, e *wireError) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	bp := c.out.buf()
+	bp := c.out.Buf()
 	b := append(*bp, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"error":`...)
 	b, err := appendValue(b, e)
 	c.logErr("error", err)
 	*bp = append(b, '}', '\n')
-	c.out.send(bp)
+	c.out.Send(bp)
 }
 
 func (c *conn) logErr(what string, err error) {
@@ -177,7 +112,7 @@ func (c *conn) logErr(what string, err error) {
 // reader goroutine, as rpc's pending table does, so a tool waiting for
 // the editor is never stuck behind its session's executor.
 type conn struct {
-	out *writer
+	out *lineout.Writer
 	log io.Writer
 
 	mu      sync.Mutex
@@ -221,7 +156,7 @@ func (c *conn) start(method string, params any) (int64, chan *envelope, error) {
 	c.waiting[id] = ch
 	c.mu.Unlock()
 
-	bp := c.out.buf()
+	bp := c.out.Buf()
 	b := append(*bp, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"method":`...)
@@ -230,7 +165,7 @@ func (c *conn) start(method string, params any) (int64, chan *envelope, error) {
 	b, err := appendValue(b, params)
 	c.logErr(method, err)
 	*bp = append(b, '}', '\n')
-	c.out.send(bp)
+	c.out.Send(bp)
 	return id, ch, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/rpc"
+	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
 
 // ProtocolVersion is the ACP version this agent speaks.
@@ -141,12 +142,12 @@ func NewServer(out io.Writer, opts Options) *Server {
 	}
 	s := &Server{opts: opts, sessions: map[string]*session{}, outGone: make(chan struct{})}
 	s.c = &conn{log: opts.Log}
-	s.c.out = newWriter(out, func(err error) {
+	s.c.out = lineout.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
 		s.outErr = err
 		close(s.outGone)
 	})
-	s.c.out.full = opts.OutputFull
+	s.c.out.Full = opts.OutputFull
 	return s
 }
 
@@ -185,7 +186,7 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 			fmt.Fprintln(s.opts.Log, "xcsh: the sessions did not stop in time; exiting")
 		}
 	}
-	s.c.out.close()
+	s.c.out.Close()
 	if err == nil {
 		select {
 		case <-s.outGone:

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/fakeprovider"
+	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
 
 // fakeSessions builds sessions on the fake provider's demo model, in
@@ -314,7 +315,7 @@ func TestConnCalls(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var out strings.Builder
-	c := &conn{log: io.Discard, out: newWriter(writerFunc(func(p []byte) (int, error) {
+	c := &conn{log: io.Discard, out: lineout.New(writerFunc(func(p []byte) (int, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		return out.Write(p)
@@ -373,9 +374,9 @@ func TestBackloggedFollowsTheLastMessage(t *testing.T) {
 	srv := NewServer(io.Discard, Options{OutputFull: func(n int) bool { sizes = append(sizes, n); return full }})
 	ss := &session{srv: srv}
 	send := func() {
-		bp := srv.c.out.buf()
+		bp := srv.c.out.Buf()
 		*bp = append(*bp, "{}\n"...)
-		srv.c.out.send(bp)
+		srv.c.out.Send(bp)
 	}
 	if ss.Backlogged() {
 		t.Fatal("backlogged before any message")

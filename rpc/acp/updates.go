@@ -147,7 +147,7 @@ func (ss *session) update(u any) {
 // stream (one per delta).
 func (ss *session) chunk(kind, text, msgID string) {
 	c := ss.srv.c
-	bp := c.out.buf()
+	bp := c.out.Buf()
 	b := append(*bp, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
 	b = engine.AppendJSONString(b, ss.id)
 	b = append(b, `,"update":{"sessionUpdate":"`...)
@@ -160,7 +160,7 @@ func (ss *session) chunk(kind, text, msgID string) {
 		b = engine.AppendJSONString(b, msgID)
 	}
 	*bp = append(b, '}', '}', '}', '\n')
-	c.out.send(bp)
+	c.out.Send(bp)
 }
 
 // notice is a line for the user about what the agent does on its own
@@ -227,7 +227,7 @@ func (ss *session) Event(ev engine.Event) {
 
 // Backlogged implements engine.Backlog: the last message found stdout
 // full, so the engine merges the deltas piling up meanwhile.
-func (ss *session) Backlogged() bool { return ss.srv.c.out.backlog.Load() }
+func (ss *session) Backlogged() bool { return ss.srv.c.out.Backlogged() }
 
 func seconds(ms int64) string {
 	if ms < 1000 {
