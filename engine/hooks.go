@@ -206,13 +206,6 @@ func (s *Session) extensionCommand(text string) (name, args string, ok bool) {
 	return "", "", false
 }
 
-// NamesExtensionCommand reports whether a prompt of this text would run
-// an extension's slash command instead of starting a run. (actor)
-func (s *Session) NamesExtensionCommand(text string) bool {
-	_, _, ok := s.extensionCommand(text)
-	return ok
-}
-
 // runExtensionCommand is the first input step (commands.go): a prompt
 // naming an extension command runs it, on its own goroutine (cancelled
 // when the session shuts down: ActCommand), and is consumed; done, if

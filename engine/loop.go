@@ -248,6 +248,9 @@ func (s *Session) releaseIdle() {
 func (s *Session) addMessage(r *run, m Message) {
 	s.appendMessage(m)
 	r.newMessages = append(r.newMessages, m)
+	if a, ok := m.(*AssistantMessage); ok {
+		s.observeAssistant(r, a)
+	}
 }
 
 // emitMessage announces a complete message; it is recorded between its

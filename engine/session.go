@@ -137,6 +137,7 @@ type Session struct {
 	followUps     []queued
 	nextTurn      []Message       // custom messages kept for the next prompt (SendMessage)
 	hooked        []*hookedPrompt // prompts in their Input hook, in arrival order: busy while any is, as a prompt in flight is in the original
+	turns         []*turnWatch    // prompts whose result is wanted, until the session settles after them (turn.go)
 	steeringMode  string
 	followUpMode  string
 	interruptMode string
@@ -346,10 +347,11 @@ type PromptOptions struct {
 	// or after the Input hook. A front that keeps its input in order holds
 	// what follows the prompt until then (rpc does).
 	Taken func()
-	// CommandDone, if set, is called on the executor once the extension
-	// command the prompt named (NamesExtensionCommand) has finished; a
-	// front that answers a prompt after all it caused (ACP) waits for it.
-	CommandDone func()
+	// Done, if set, receives the prompt's result on the executor once the
+	// session has settled after it (TurnResult): the run and everything
+	// after it, or the extension command it named. It is called exactly
+	// once, unless Prompt returns an error.
+	Done func(TurnResult)
 
 	inTurn bool // admitted from the Input hook in arrival order (admit)
 }
@@ -370,22 +372,33 @@ func (o PromptOptions) taken() {
 // called once all that is over. (actor)
 func (s *Session) Prompt(text string, opts PromptOptions) error {
 	in := Input{Text: text, Images: opts.Images}
-	if _, handled := s.runExtensionCommand(in, opts.CommandDone); handled {
+	w := s.openTurn(opts)
+	var done func()
+	if w != nil {
+		done = func() { s.settleTurn(w) }
+	}
+	if _, handled := s.runExtensionCommand(in, done); handled {
 		opts.taken()
 		return nil
 	}
 	if s.has(HookInput) {
-		s.promptHooked(in, opts)
+		s.promptHooked(in, opts, w)
 		return nil
 	}
 	defer opts.taken()
-	return s.promptInput(in, opts)
+	if err := s.promptInput(in, opts); err != nil {
+		s.dropTurn(w)
+		return err
+	}
+	s.settleTurn(w)
+	return nil
 }
 
 // hookedPrompt is a prompt in its Input hook, and what the hook decided.
 type hookedPrompt struct {
 	in      Input
 	opts    PromptOptions
+	turn    *turnWatch
 	done    bool
 	aborted bool
 	res     InputResult
@@ -397,10 +410,10 @@ type hookedPrompt struct {
 // the order they came, whatever order the hooks answer in: a prompt that
 // came second never starts a run ahead of the first and never makes the
 // first fail as busy. (actor)
-func (s *Session) promptHooked(in Input, opts PromptOptions) {
+func (s *Session) promptHooked(in Input, opts PromptOptions, w *turnWatch) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	remove := s.acts.add(ActRun, cancel)
-	h := &hookedPrompt{in: in, opts: opts}
+	h := &hookedPrompt{in: in, opts: opts, turn: w}
 	s.hooked = append(s.hooked, h)
 	source := opts.Source
 	if source == "" {
@@ -438,6 +451,10 @@ func (s *Session) admitHooked() {
 func (s *Session) admit(h *hookedPrompt) {
 	defer h.opts.taken()
 	if h.aborted || h.res.Action == InputHandled {
+		if h.turn != nil {
+			h.turn.aborted = h.aborted
+		}
+		s.settleTurn(h.turn)
 		return
 	}
 	in := h.in
@@ -449,9 +466,14 @@ func (s *Session) admit(h *hookedPrompt) {
 	}
 	opts := h.opts
 	opts.inTurn = true
-	if err := s.promptInput(in, opts); err != nil && opts.Failed != nil {
-		opts.Failed(err)
+	if err := s.promptInput(in, opts); err != nil {
+		if opts.Failed != nil {
+			opts.Failed(err)
+		}
+		s.failTurn(h.turn, err)
+		return
 	}
+	s.settleTurn(h.turn)
 }
 
 // promptInput is Prompt past the extensions' steps: the remaining input

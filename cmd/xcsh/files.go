@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 
 	"github.com/xcsh-go/xcsh/engine/safefile"
-	"github.com/xcsh-go/xcsh/engine/sessionfile"
 )
 
 // Caps on the files the prompt is built from: they are read whole at
@@ -39,14 +38,15 @@ func textOrFile(flag, v string, stderr io.Writer) string {
 	return v
 }
 
-// loadSession is sessionfile.Load with room for the session in the heap.
+// raiseMemoryLimit makes room in the heap for the session file at path,
+// before it is loaded.
 // The default soft limit (defaultMemoryLimit) is meant to bound garbage;
 // a session larger than it kept the collector running without pause while
 // it loaded (a 1.2 GB session took 33 s of CPU instead of 14). When the
 // limit is ours (GOMEMLIMIT unset), it is raised to the file's size (about
 // what its entries take) plus the default, so garbage keeps the headroom
 // it has with a small session. It is never lowered.
-func loadSession(path string) (*sessionfile.Session, error) {
+func raiseMemoryLimit(path string) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 			if want := defaultMemoryLimit + fi.Size(); want > debug.SetMemoryLimit(-1) {
@@ -54,5 +54,4 @@ func loadSession(path string) (*sessionfile.Session, error) {
 			}
 		}
 	}
-	return sessionfile.Load(path)
 }

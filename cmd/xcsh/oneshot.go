@@ -9,10 +9,10 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
+	"github.com/xcsh-go/xcsh/engine/sessions"
 	"github.com/xcsh-go/xcsh/rpc/oneshot"
 )
 
@@ -50,8 +50,13 @@ func runOneShot(ctx context.Context, mode string, lean bool, args []string, a *a
 	if len(prompts) == 0 {
 		return &exitError{2, fmt.Sprintf(`Error: no prompt: give one as an argument (xcsh %s "prompt") or pipe it in`, modeFlag(mode))}
 	}
-	front := oneshot.New(oneshot.Options{JSON: mode == "json", Lean: lean, Header: headerLine(a), Out: stdout, Log: stderr})
-	sess := a.start(front, nil, stderr)
+	front := oneshot.New(oneshot.Options{JSON: mode == "json", Lean: lean, Out: stdout, Log: stderr})
+	live, err := a.open(sessions.Front{Sink: front})
+	if err != nil {
+		return err
+	}
+	front.SetHeader(headerLine(live))
+	live.Start()
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -65,19 +70,10 @@ func runOneShot(ctx context.Context, mode string, lean bool, args []string, a *a
 		case <-ctx.Done():
 		}
 	}()
-	if a.ext != nil {
-		a.ext.Begin()
-	}
-	err := front.Run(ctx, sess, prompts, nil)
-	stopExtensions(a.ext, stderr)
-	a.closeMCP()
+	live.Begin()
+	err = front.Run(ctx, live, prompts, nil)
+	live.Close(false)
 	killChildren()
-	closed := make(chan struct{})
-	go func() { sess.CloseStore(); close(closed) }()
-	select {
-	case <-closed:
-	case <-time.After(time.Second):
-	}
 	var se signalError
 	switch {
 	case err == nil:
@@ -112,18 +108,17 @@ func modeFlag(mode string) string {
 
 // headerLine is the session header json mode starts with: the file's, or
 // one for an in-memory session.
-func headerLine(a *agentSetup) []byte {
-	h := sessionfile.Header{ID: a.cfg.SessionID, Timestamp: a.cfg.Clock.NowMillis()}
-	switch {
-	case a.ss.loaded != nil:
-		h = a.ss.loaded.Header
-	case a.ss.store != nil:
-		h = a.ss.store.Header()
-	default:
-		h.Version = sessionfile.Version
-		if cwd, err := os.Getwd(); err == nil {
-			h.Cwd = cwd
-		}
+func headerLine(live *sessions.Live) []byte {
+	p := live.Parts()
+	st := p.Config.Store
+	if p.Resume != nil {
+		st = p.Resume.Store
+	}
+	var h sessionfile.Header
+	if fs, ok := st.(*sessionfile.Store); ok {
+		h = fs.Header()
+	} else {
+		h = sessionfile.Header{Version: sessionfile.Version, ID: live.ID(), Timestamp: p.Config.Clock.NowMillis(), Cwd: live.Cwd()}
 	}
 	return h.AppendJSON(nil)
 }

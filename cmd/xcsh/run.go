@@ -19,6 +19,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/extension"
 	"github.com/xcsh-go/xcsh/engine/mcp"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
+	"github.com/xcsh-go/xcsh/engine/sessions"
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
@@ -259,52 +260,44 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	return runOneShot(ctx, mode, o.rpcUpdates == rpc.UpdatesDelta, args, a, stdin, stdout, stderr)
 }
 
-// agentSetup is what every mode starts from: the session's configuration
-// (but its Sink and HostLink, which the front provides), the session file
-// it continues, and the models.
+// agentSetup is what the one-session modes (rpc, print, json) start
+// from: the session host and the request for the session the command line
+// names, and the models.
 type agentSetup struct {
-	cfg engine.Config
-	ss  *sessionSetup
-	ms  *modelSetup
-	// sandbox is get_state.sandbox; nil when off.
-	sandbox *engine.SandboxState
-	// mcp runs the MCP servers (nil with --no-mcp); started with the
-	// session, closed when the front is done.
-	mcp *mcp.Manager
-	// ext runs the session's extensions; nil when there are none (then
-	// nothing of the extension machinery exists in the session).
-	ext *extension.Host
-	// keepModel and keepThinking: the command line chose them, so a resumed
-	// session does not restore its own.
-	keepModel, keepThinking bool
+	host *sessions.Manager
+	req  sessions.Request
+	ms   *modelSetup
 }
 
-// setupAgent resolves the flags into a session configuration: clock and
-// ids, session file, models, thinking level, tools, confirmation policy
-// and system prompt.
+// setupAgent resolves the flags: clock and ids, the session to continue,
+// models, thinking level, processes; the session itself is built when the
+// front opens it (sessionConfig).
 func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	clock, ids, deterministic := clockAndIDs()
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, &exitError{2, "Error: " + err.Error()}
 	}
-	ss, err := setupSession(o, os.Getenv, cwd, clock.NowMillis(), ids, stderr)
+	path, err := startupPath(o, os.Getenv, cwd, stderr)
 	if err != nil {
-		return nil, err
+		return nil, startupError(err)
 	}
 	// A resumed session may bring its model: no model yet is then no error.
-	resumed := ss.loaded != nil && o.model == "" && o.provider == ""
+	resumed := path != "" && o.model == "" && o.provider == ""
 	sh, err := setupShared(o, clock, ids, deterministic, resumed, cwd, stderr)
 	if err != nil {
 		return nil, err
 	}
-	mcpServers := mcpManager(o, cwd, os.Getenv, clock, stderr)
-	cfg, ext, err := sh.sessionConfig(o, sessionParts{cwd: cwd, ss: ss, hostUI: o.ui, mcp: mcpServers}, stderr)
+	return &agentSetup{host: newHost(o, sh, stderr), req: sessions.Request{Cwd: cwd, Path: path, HostUI: o.ui}, ms: sh.ms}, nil
+}
+
+// open opens the process's one session with front f.
+func (a *agentSetup) open(f sessions.Front) (*sessions.Live, error) {
+	l, err := a.host.Open(a.req, f)
 	if err != nil {
-		sh.ms.discovery.Wait()
-		return nil, err
+		return nil, startupError(err)
 	}
-	return &agentSetup{cfg: cfg, ss: ss, ms: sh.ms, sandbox: sh.procs.state, mcp: mcpServers, ext: ext, keepModel: sh.keepModel, keepThinking: sh.keepThinking}, nil
+	return l, nil
 }
 
 // clockAndIDs are the process's clock and id source: frozen and
@@ -365,9 +358,9 @@ func setupShared(o *options, clock engine.Clock, ids engine.IDSource, determinis
 // sessionParts are what differs between the sessions of one process.
 type sessionParts struct {
 	cwd    string
-	ss     *sessionSetup // the record: id, file, store
-	hostUI bool          // the host shows dialogs: the ask tool exists
-	mcp    *mcp.Manager  // nil: no MCP servers
+	rec    *record      // the record: id, file, store
+	hostUI bool         // the host shows dialogs: the ask tool exists
+	mcp    *mcp.Manager // nil: no MCP servers
 	// editor and exec delegate the file tools and bash (ACP); nil: local.
 	editor tools.Editor
 	exec   tools.Exec
@@ -377,7 +370,7 @@ type sessionParts struct {
 // confirmation policy, system prompt, resources, MCP servers, and starts
 // the session's extensions (nil host: there are none).
 func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Writer) (engine.Config, *extension.Host, error) {
-	cwd, clock, ss := p.cwd, sh.clock, p.ss
+	cwd, clock, rec := p.cwd, sh.clock, p.rec
 	// One clock serves the engine and the tools (file ages in read).
 	toolOpts := tools.Options{Cwd: cwd, StreamInterval: 50 * time.Millisecond,
 		Clock: clock}
@@ -402,14 +395,14 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	case o.tools != "":
 		active, err = tools.Select(toolOpts, strings.Split(o.tools, ","))
 		if err != nil {
-			return engine.Config{}, nil, &exitError{2, "Error: --tools: " + err.Error()}
+			return engine.Config{}, nil, fmt.Errorf("--tools: %w", err)
 		}
 	default:
 		active = tools.Builtins(toolOpts)
 	}
 	// Extensions start here, in parallel, once the session's identity is
 	// known; their tools join the built-ins (a taken name is refused).
-	extHost, extTools := setupExtensions(o, cwd, active, ss.id, ss.file, clock, stderr)
+	extHost, extTools := setupExtensions(o, cwd, active, rec.id, rec.file, clock, stderr)
 	active = append(active, extTools...)
 	var hooks engine.Hooks
 	var commands []engine.CommandSource
@@ -441,63 +434,21 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	ms := sh.ms
 	cfg := engine.Config{
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: sh.thinking, Tools: active, Thinking: thinkingPolicy{},
-		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: ss.files(cwd, clock, stderr), Exporter: export.Exporter{},
+		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: rec.files(cwd, clock, stderr), Exporter: export.Exporter{},
 		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), ToolSources: toolSources, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
 		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: sh.ids, Hooks: hooks, Commands: commands, Log: stderr,
-		SessionID: ss.id, SessionFile: ss.file, Store: ss.storeOrNil(), OrderedResults: sh.deterministic,
+		SessionID: rec.id, SessionFile: rec.file, Store: rec.initialStore(), OrderedResults: sh.deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout), MaxTurns: o.maxTurns,
 		TodoClearDelay: clearDelay(o.todoClearDelay), Cwd: cwd,
 	}
 	return cfg, extHost, nil
 }
 
-// start builds the session with the front's sink and host link, and
-// continues the resumed session, if any. The front runs its Loop. The
-// extension host, if any, watches the events on their way to the front.
-func (a *agentSetup) start(sink engine.Sink, host engine.HostLink, stderr io.Writer) *engine.Session {
-	cfg := a.cfg
-	cfg.Sink, cfg.Host = sink, host
-	if a.ext != nil {
-		cfg.Sink = a.ext.Tap(sink)
-	}
-	sess := engine.New(cfg)
-	if a.ext != nil {
-		a.ext.Attach(sess)
-	}
-	sess.Call(func() { sess.SetSandbox(a.sandbox) }) // before Loop: runs here
-	if l := a.ss.resumed(); l != nil {
-		// What the command line names wins; the rest comes from the record.
-		// Called before Loop: the executor is free, so Call runs here.
-		sess.Call(func() {
-			if err := sess.Resume(l, a.keepModel, a.keepThinking); err != nil {
-				fmt.Fprintf(stderr, "xcsh: %s: %v\n", a.ss.file, err)
-			}
-		})
-	}
-	if a.mcp != nil {
-		// In the background, once the session is ready (its resources
-		// read): a front's first frame never waits for a server.
-		a.mcp.Start(sess, sess.Ready())
-	}
-	return sess
-}
-
-// closeMCP stops the MCP servers (after the front is done).
-func (a *agentSetup) closeMCP() {
-	if a.mcp != nil {
-		a.mcp.Close()
-	}
-}
-
 // runRPC serves the RPC protocol on stdin and stdout until stdin closes,
 // a signal arrives or the host goes away.
 func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, stdout, stderr io.Writer) error {
-	var started func()
-	if a.ext != nil {
-		// The extensions' load failures come right after ready.
-		started = a.ext.Begin
-	}
+	var live *sessions.Live
 	var full func(int) bool
 	if f, ok := stdout.(*os.File); ok {
 		full = pipeFull(f)
@@ -509,27 +460,24 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 				growPipe(f)
 			}
 		},
-		Started:    started,
+		// The extensions' load failures come right after ready.
+		Started:    func() { live.Begin() },
 		OutputFull: full,
 	})
-	sess := a.start(srv, srv, stderr)
-	srv.Attach(sess)
+	live, err := a.open(sessions.Front{Sink: srv, Host: srv})
+	if err != nil {
+		return err
+	}
+	srv.Attach(live.Engine())
 
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 
-	err := srv.Run(ctx, stdin)
-	stopExtensions(a.ext, stderr)
-	a.closeMCP()
+	// The server runs the executor itself (its EOF drain); the host then
+	// stops the extensions and MCP servers and closes the store.
+	err = srv.Run(ctx, stdin)
+	live.Close(false)
 	killChildren()
-	// Make the session file durable. Bounded: after the shutdown grace ran
-	// out, the executor may still be held by the run that did not stop.
-	closed := make(chan struct{})
-	go func() { sess.Call(sess.CloseStore); close(closed) }()
-	select {
-	case <-closed:
-	case <-time.After(time.Second):
-	}
 	var se signalError
 	if errors.As(err, &se) {
 		return &exitError{128 + int(se.sig), ""}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,21 +11,11 @@ import (
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 )
 
-// sessionSetup is the session the process serves: a new one, whose file
-// is written when its first assistant message exists, or one resumed from
-// a file (--continue, --resume, --session), appended to from where it
-// ended. With --no-session it lives in memory only.
-type sessionSetup struct {
-	id, file string
-	dir      string             // where new sessions of this process are written
-	store    *sessionfile.Store // nil with --no-session
-	loaded   *sessionfile.Session
-}
-
-// setupSession resolves --no-session, --session-dir, --continue, --resume
-// and --session. A session asked for by name that cannot be found or read
-// is a start-up error that creates and overwrites nothing.
-func setupSession(o *options, env func(string) string, cwd string, nowMs int64, ids engine.IDSource, stderr io.Writer) (*sessionSetup, error) {
+// startupPath resolves --no-session, --continue, --resume and --session
+// to the session file the process continues ("" for a new session). A
+// session asked for by name that cannot be found is a start-up error that
+// creates and overwrites nothing.
+func startupPath(o *options, env func(string) string, cwd string, stderr io.Writer) (string, error) {
 	target := o.session
 	if target == "" {
 		target = o.resume
@@ -37,77 +26,81 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 		if target != "" || o.cont {
 			fmt.Fprintln(stderr, "xcsh: --no-session: --continue, --resume and --session are ignored")
 		}
-		return &sessionSetup{id: ids.NewID("session")}, nil
+		return "", nil
 	}
 	dir := sessionfile.ResolveDir(o.sessionDir, env, cwd)
-	path := ""
 	switch {
 	case target != "":
 		if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
-			path = target
+			return filepath.Abs(target)
 		} else if strings.ContainsRune(target, os.PathSeparator) || strings.HasSuffix(target, ".jsonl") {
 			// A path, not an id prefix: say so plainly.
-			return nil, &exitError{2, "Error: no such session file: " + target}
-		} else {
-			info, err := sessionfile.FindByID(target, dir, filepath.Join(sessionfile.AgentDir(env), "sessions"))
-			if err != nil {
-				return nil, &exitError{2, fmt.Sprintf("Error: no session matches %q: %v", target, err)}
-			}
-			path = info.Path
+			return "", fmt.Errorf("no such session file: %s", target)
 		}
+		info, err := sessionfile.FindByID(target, dir, filepath.Join(sessionfile.AgentDir(env), "sessions"))
+		if err != nil {
+			return "", fmt.Errorf("no session matches %q: %v", target, err)
+		}
+		return info.Path, nil
 	case o.cont:
 		// The newest session of this directory; none yet starts a new one.
 		skipped := func(_ string, err error) { fmt.Fprintf(stderr, "xcsh: --continue: skipped %v\n", err) }
 		if p, err := sessionfile.Latest(dir, skipped); err == nil {
-			path = p
+			return p, nil
 		}
 	}
-	if path == "" {
-		id := ids.NewID("session")
-		file := filepath.Join(dir, sessionfile.FileName(nowMs, id))
-		return &sessionSetup{id: id, file: file, dir: dir,
-			store: sessionfile.New(file, sessionfile.Header{ID: id, Timestamp: nowMs, Cwd: cwd})}, nil
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, &exitError{2, "Error: " + err.Error()}
-	}
-	loaded, err := loadSession(abs)
-	if err != nil {
-		return nil, &exitError{2, "Error: " + err.Error()}
-	}
-	for _, w := range loaded.Warnings {
-		fmt.Fprintf(stderr, "xcsh: %s: %s\n", abs, w)
-	}
-	store, err := sessionfile.OpenAppend(abs, loaded)
-	if err != nil {
-		return nil, &exitError{2, "Error: " + err.Error()}
-	}
-	return &sessionSetup{id: loaded.Header.ID, file: abs, dir: dir, store: store, loaded: loaded}, nil
+	return "", nil
 }
 
-// storeOrNil is the engine's initial Store: the new session's file store,
-// or nil (a MemoryStore) with --no-session or when a resumed session
+// record is the record a session starts from: a new one (written when its
+// first assistant message exists), or one continued from a file, appended
+// to from where it ended. Without a store it lives in memory only.
+type record struct {
+	id, file string
+	dir      string                // where the verbs write new sessions (new_session, fork); "" in memory
+	store    *sessionfile.Store    // nil with --no-session
+	loaded   *engine.LoadedSession // the record to continue; nil when new
+}
+
+// newRecord starts a new session's record in dir ("": in memory).
+func newRecord(dir, cwd string, clock engine.Clock, ids engine.IDSource) (*record, error) {
+	id := ids.NewID("session")
+	if dir == "" {
+		return &record{id: id}, nil
+	}
+	st, err := sessionfile.Create(dir, sessionfile.Header{ID: id, Timestamp: clock.NowMillis(), Cwd: cwd}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &record{id: id, file: st.Path(), dir: dir, store: st}, nil
+}
+
+// openRecord continues the session file at path (openFile's rules).
+func openRecord(path string, stderr io.Writer) (*record, error) {
+	l, err := openFile(path, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return &record{id: l.ID, file: l.File, store: l.Store.(*sessionfile.Store), loaded: l}, nil
+}
+
+// openFile opens a session file to continue (sessionfile.Open), its
+// warnings on stderr, with room for it in the heap (raiseMemoryLimit).
+func openFile(path string, stderr io.Writer) (*engine.LoadedSession, error) {
+	raiseMemoryLimit(path)
+	l, _, err := sessionfile.Open(path, func(w string) { fmt.Fprintf(stderr, "xcsh: %s: %s\n", path, w) })
+	return l, err
+}
+
+// initialStore is the engine's initial Store: the new session's file
+// store, or nil (a MemoryStore) in memory or when a resumed session
 // brings its own (Resume installs it). (A nil *Store in the interface
 // would not be nil.)
-func (ss *sessionSetup) storeOrNil() engine.Store {
-	if ss.store == nil || ss.loaded != nil {
+func (r *record) initialStore() engine.Store {
+	if r.store == nil || r.loaded != nil {
 		return nil
 	}
-	return ss.store
-}
-
-// resumed is the loaded session for engine.Session.Resume, nil when the
-// session is new.
-func (ss *sessionSetup) resumed() *engine.LoadedSession {
-	if ss.loaded == nil {
-		return nil
-	}
-	return loadedSession(ss.file, ss.loaded, ss.store)
-}
-
-func loadedSession(abs string, l *sessionfile.Session, st *sessionfile.Store) *engine.LoadedSession {
-	return &engine.LoadedSession{ID: l.Header.ID, File: abs, Name: l.Header.Title, Store: st, Entries: l.Entries, Leaf: l.Leaf}
+	return r.store
 }
 
 // fileSessions implements engine.SessionFiles with session files in dir.
@@ -120,48 +113,23 @@ type fileSessions struct {
 // Create implements engine.SessionFiles: a file written at once when it
 // holds entries, lazily otherwise.
 func (f fileSessions) Create(id, parent string, entries []*engine.Entry) (engine.Store, string, error) {
-	now := f.clock.NowMillis()
-	path := filepath.Join(f.dir, sessionfile.FileName(now, id))
-	st := sessionfile.New(path, sessionfile.Header{ID: id, Timestamp: now, Cwd: f.cwd, ParentSession: parent})
-	if entries == nil {
-		return st, path, nil
-	}
-	for _, e := range entries {
-		if err := st.Append(context.Background(), e); err != nil {
-			return nil, "", err
-		}
-	}
-	if err := st.Flush(); err != nil {
+	st, err := sessionfile.Create(f.dir, sessionfile.Header{ID: id, Timestamp: f.clock.NowMillis(), Cwd: f.cwd, ParentSession: parent}, entries)
+	if err != nil {
 		return nil, "", err
 	}
-	return st, path, nil
+	return st, st.Path(), nil
 }
 
 // Open implements engine.SessionFiles.
 func (f fileSessions) Open(path string) (*engine.LoadedSession, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	l, err := loadSession(abs)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range l.Warnings {
-		fmt.Fprintf(f.stderr, "xcsh: %s: %s\n", abs, w)
-	}
-	st, err := sessionfile.OpenAppend(abs, l)
-	if err != nil {
-		return nil, err
-	}
-	return loadedSession(abs, l, st), nil
+	return openFile(path, f.stderr)
 }
 
-// files is what the session verbs create and open files with; nil with
-// --no-session.
-func (ss *sessionSetup) files(cwd string, clock engine.Clock, stderr io.Writer) engine.SessionFiles {
-	if ss.store == nil {
+// files is what the session verbs create and open files with; nil in
+// memory (--no-session).
+func (r *record) files(cwd string, clock engine.Clock, stderr io.Writer) engine.SessionFiles {
+	if r.store == nil {
 		return nil
 	}
-	return fileSessions{dir: ss.dir, cwd: cwd, clock: clock, stderr: stderr}
+	return fileSessions{dir: r.dir, cwd: cwd, clock: clock, stderr: stderr}
 }

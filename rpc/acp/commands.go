@@ -162,7 +162,7 @@ func (ss *session) thinkingLevels() []engine.ThinkingLevel {
 	if m == nil {
 		return levels
 	}
-	policy := ss.b.Config.Thinking
+	policy := ss.live.Parts().Config.Thinking
 	if policy == nil {
 		policy = engine.RangePolicy{}
 	}

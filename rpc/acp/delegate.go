@@ -18,7 +18,7 @@ import (
 // Delegation: when the client offers it, the file tools read and write
 // text through the editor (fs/read_text_file, fs/write_text_file: its
 // unsaved buffers, its undo) and bash runs in the editor's terminals
-// (terminal/*). cmd/xcsh hands Setup.Editor and Setup.Terminal to the
+// (terminal/*). cmd/xcsh hands Delegate.Editor and Delegate.Terminal to the
 // tools (engine/tools.Options.Editor and Exec); both are called on the
 // tools' goroutines and wait for the client through the connection's
 // table of our requests.

@@ -16,16 +16,19 @@
 // session's work at once. A line that is not JSON gets -32700 and the
 // connection lives on.
 //
-// Each ACP session is one engine.Session with its own executor, tools
-// (in the session's cwd), MCP servers and record, built by the program
-// (Sessions, cmd/xcsh); several live in one process. The session is the
-// engine session's Sink (updates.go: events become session/update
-// notifications on its executor, in order) and its HostLink (host.go:
-// dialogs become permission and elicitation requests). Its pump feeds the
-// session's queued requests to the executor in arrival order; one prompt
-// turn runs at a time, a prompt that comes meanwhile waits for it (a
-// follow-up), and each is answered once its turn is over (the run and
-// all that follows it: retries, compaction), after its last update.
+// Each ACP session is one live session of the session host
+// (engine/sessions): an engine.Session with its own executor, tools (in
+// the session's cwd), MCP servers and record, built by the program's
+// Builder (cmd/xcsh); several live in one process. The host routes the
+// requests of a session that is being created, feeds each session's
+// requests to its executor in arrival order, and runs one prompt turn at
+// a time: a prompt that comes meanwhile waits for it (a follow-up), and
+// each is answered from its turn's result (engine.TurnResult) once the
+// run and all that follows it (retries, compaction) are over, after its
+// last update. This package's session is the engine session's Sink
+// (updates.go: events become session/update notifications on its
+// executor, in order) and its HostLink (host.go: dialogs become permission
+// and elicitation requests).
 //
 // Delegation (delegate.go): with a client that offers fs/* and
 // terminal/*, the file tools read and write the editor's buffers and bash

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -14,10 +13,6 @@ const (
 	codeInternalError    = -32603
 	codeResourceNotFound = -32002
 )
-
-// ErrUnknownSession is what Sessions.Open returns when no saved session
-// has the id: session/load and session/resume answer -32002.
-var ErrUnknownSession = errors.New("unknown session")
 
 // The wire texts, in one place.
 

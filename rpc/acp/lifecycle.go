@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/xcsh-go/xcsh/engine/sessions"
 )
 
 // The session lifecycle: session/new, load, resume, list and close, each
@@ -17,12 +17,14 @@ import (
 
 // setup reads what session/new, load and resume share: an absolute cwd,
 // the MCP servers, and the delegation the client offers.
-func (s *Server) setup(id json.RawMessage, cwd string, servers []sdk.McpServer) (Setup, bool) {
+func (s *Server) setup(id json.RawMessage, cwd string, servers []sdk.McpServer) (sessions.Request, *Delegate, bool) {
 	if !filepath.IsAbs(cwd) {
 		s.c.fail(id, errInvalidParams(fmt.Sprintf("cwd must be an absolute path, got %q", cwd)))
-		return Setup{}, false
+		return sessions.Request{}, nil, false
 	}
-	st := Setup{Cwd: filepath.Clean(cwd)}
+	// The editor is the UI: the ask tool's questions become its
+	// permission and elicitation requests.
+	req := sessions.Request{Cwd: filepath.Clean(cwd), HostUI: true}
 	for i, m := range servers {
 		switch {
 		case m.Stdio != nil:
@@ -30,26 +32,25 @@ func (s *Server) setup(id json.RawMessage, cwd string, servers []sdk.McpServer) 
 			for _, e := range m.Stdio.Env {
 				env[e.Name] = e.Value
 			}
-			st.MCPServers = append(st.MCPServers, MCPServer{Name: m.Stdio.Name, Transport: "stdio", Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env})
+			req.MCPServers = append(req.MCPServers, sessions.MCPServer{Name: m.Stdio.Name, Transport: "stdio", Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env})
 		case m.Http != nil:
-			st.MCPServers = append(st.MCPServers, MCPServer{Name: m.Http.Name, Transport: "http", URL: m.Http.Url, Headers: headers(m.Http.Headers)})
+			req.MCPServers = append(req.MCPServers, sessions.MCPServer{Name: m.Http.Name, Transport: "http", URL: m.Http.Url, Headers: headers(m.Http.Headers)})
 		case m.Sse != nil:
-			st.MCPServers = append(st.MCPServers, MCPServer{Name: m.Sse.Name, Transport: "sse", URL: m.Sse.Url, Headers: headers(m.Sse.Headers)})
+			req.MCPServers = append(req.MCPServers, sessions.MCPServer{Name: m.Sse.Name, Transport: "sse", URL: m.Sse.Url, Headers: headers(m.Sse.Headers)})
 		default:
 			s.c.fail(id, errInvalidParams(fmt.Sprintf("mcpServers[%d]: a transport this agent does not offer", i)))
-			return Setup{}, false
+			return sessions.Request{}, nil, false
 		}
 	}
-	s.mu.Lock()
-	caps := s.caps
-	s.mu.Unlock()
+	caps := s.clientCaps()
+	d := &Delegate{}
 	if caps.Fs.ReadTextFile && caps.Fs.WriteTextFile {
-		st.Editor = &Editor{c: s.c}
+		d.Editor = &Editor{c: s.c}
 	}
 	if caps.Terminal {
-		st.Terminal = &Terminal{c: s.c}
+		d.Terminal = &Terminal{c: s.c}
 	}
-	return st, true
+	return req, d, true
 }
 
 func headers(hs []sdk.HttpHeader) map[string]string {
@@ -68,16 +69,11 @@ func (s *Server) newSession(id, params json.RawMessage) {
 	if !s.decodeParams(id, params, &p) {
 		return
 	}
-	st, ok := s.setup(id, p.Cwd, p.McpServers)
+	req, d, ok := s.setup(id, p.Cwd, p.McpServers)
 	if !ok {
 		return
 	}
-	b, err := s.opts.Sessions.New(st)
-	if err != nil {
-		s.c.fail(id, errInternal(err))
-		return
-	}
-	ss, err := s.open(b, st)
+	ss, err := s.open(req, d)
 	if err != nil {
 		s.c.fail(id, errInternal(err))
 		return
@@ -110,25 +106,19 @@ func (s *Server) loadSession(id, params json.RawMessage, replay bool) {
 		}
 		sid, cwd, servers = string(p.SessionId), p.Cwd, p.McpServers
 	}
-	st, ok := s.setup(id, cwd, servers)
+	req, d, ok := s.setup(id, cwd, servers)
 	if !ok {
 		return
 	}
-	ss := s.session(sid)
-	if ss == nil {
-		b, err := s.opts.Sessions.Open(sid, st)
-		if errors.Is(err, ErrUnknownSession) {
-			s.c.fail(id, errSessionNotFound(sid))
-			return
-		}
-		if err != nil {
-			s.c.fail(id, errInternal(err))
-			return
-		}
-		if ss, err = s.open(b, st); err != nil {
-			s.c.fail(id, errInternal(err))
-			return
-		}
+	req.ID = sid
+	ss, err := s.open(req, d)
+	if errors.Is(err, sessions.ErrUnknown) {
+		s.c.fail(id, errSessionNotFound(sid))
+		return
+	}
+	if err != nil {
+		s.c.fail(id, errInternal(err))
+		return
 	}
 	<-ss.eng.Ready()
 	var opts []sdk.SessionConfigOption
@@ -159,30 +149,10 @@ func (s *Server) listSessions(id, params json.RawMessage) {
 	if p.Cwd != nil {
 		cwd = *p.Cwd
 	}
-	saved, err := s.opts.Sessions.List(cwd)
+	all, err := s.opts.Host.List(cwd)
 	if err != nil {
 		s.c.fail(id, errInternal(err))
 		return
-	}
-	// Live sessions first (a new one has no file until its first answer),
-	// then the saved ones they are not.
-	seen := map[string]bool{}
-	var all []SessionInfo
-	live := s.liveSessions()
-	sort.Slice(live, func(i, j int) bool { return live[i].id < live[j].id })
-	for _, ss := range live {
-		if cwd != "" && ss.cwd != cwd {
-			continue
-		}
-		info := ss.info()
-		seen[info.ID] = true
-		all = append(all, info)
-	}
-	for _, info := range saved {
-		if !seen[info.ID] {
-			seen[info.ID] = true
-			all = append(all, info)
-		}
 	}
 	start := 0
 	if p.Cursor != nil {
@@ -216,40 +186,11 @@ func (s *Server) closeSession(id, params json.RawMessage) {
 	if !s.decodeParams(id, params, &p) {
 		return
 	}
-	ss := s.session(string(p.SessionId))
-	if ss == nil {
+	l := s.opts.Host.Get(string(p.SessionId))
+	if l == nil {
 		s.c.fail(id, errSessionNotFound(string(p.SessionId)))
 		return
 	}
-	ss.close(true)
+	l.Close(true)
 	s.c.respond(id, sdk.CloseSessionResponse{})
-}
-
-// open starts the engine session of b and registers it.
-func (s *Server) open(b *Built, st Setup) (*session, error) {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		return nil, errors.New("the agent is shutting down")
-	}
-	s.mu.Unlock()
-	ss := newSession(s, b, st)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old := s.sessions[ss.id]; old != nil {
-		// Two loads of one saved session at once: the first is live.
-		go ss.close(true)
-		return old, nil
-	}
-	s.sessions[ss.id] = ss
-	return ss, nil
-}
-
-// forget removes a closed session.
-func (s *Server) forget(ss *session) {
-	s.mu.Lock()
-	if s.sessions[ss.id] == ss {
-		delete(s.sessions, ss.id)
-	}
-	s.mu.Unlock()
 }

@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/sessions"
 	"github.com/xcsh-go/xcsh/rpc"
 	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
@@ -27,8 +28,9 @@ type Options struct {
 	Log          io.Writer
 	// IDs mints message ids (messageId of the chunks); the sessions' own.
 	IDs engine.IDSource
-	// Sessions builds and finds the engine sessions (cmd/xcsh).
-	Sessions Sessions
+	// Host is the session host: it builds, opens, lists and closes the
+	// sessions (cmd/xcsh gives it the Builder).
+	Host *sessions.Manager
 	// ImageInput says the default model takes images
 	// (promptCapabilities.image).
 	ImageInput bool
@@ -41,23 +43,9 @@ type Options struct {
 	OutputFull func(n int) bool
 }
 
-// Sessions is what the front needs from the program: the configuration of
-// an engine session for a client's session, and the saved sessions.
-type Sessions interface {
-	// New configures a new session in setup.Cwd.
-	New(setup Setup) (*Built, error)
-	// Open configures a session that continues the saved session id
-	// (Built.Resume set); ErrUnknownSession when there is none.
-	Open(id string, setup Setup) (*Built, error)
-	// List describes the saved sessions of cwd ("" for every directory),
-	// newest first.
-	List(cwd string) ([]SessionInfo, error)
-}
-
-// Setup is what a client's session/new (load, resume) asks for.
-type Setup struct {
-	Cwd        string
-	MCPServers []MCPServer
+// Delegate is what a client offers a session's tools, for the Builder
+// (sessions.Request.Delegate): the editor's text files and its terminals.
+type Delegate struct {
 	// Editor reads and writes text files in the editor (fs/*); nil when
 	// the client does not offer both.
 	Editor *Editor
@@ -66,56 +54,14 @@ type Setup struct {
 	Terminal *Terminal
 }
 
-// MCPServer is one entry of mcpServers.
-type MCPServer struct {
-	Name, Transport, Command string
-	Args                     []string
-	Env                      map[string]string
-	URL                      string
-	Headers                  map[string]string
-}
-
-// Built is a session's configuration, from Sessions.
-type Built struct {
-	// Config is the engine session's; the front sets Sink and Host.
-	Config engine.Config
-	// Resume is the record to continue (Open), nil for a new session;
-	// KeepModel and KeepThinking: the command line chose them.
-	Resume                  *engine.LoadedSession
-	KeepModel, KeepThinking bool
-	// Start, if set, runs once the engine session exists (the MCP
-	// servers start in the background, the extensions are told the
-	// session started); Close once it is closed.
-	Start func(*engine.Session)
-	Close func()
-	// Tap, if set, wraps the session's Sink (the extensions watch the
-	// events on their way to the client).
-	Tap func(engine.Sink) engine.Sink
-}
-
-// SessionInfo describes a saved session for session/list.
-type SessionInfo struct {
-	ID, Cwd, Title string
-	Updated        time.Time
-}
-
 // Server is the ACP front: it reads JSON-RPC from the client, drives one
 // engine session per ACP session, and owns stdout.
 type Server struct {
 	opts Options
 	c    *conn
 
-	mu       sync.Mutex
-	caps     sdk.ClientCapabilities // from initialize
-	sessions map[string]*session    // live sessions by id
-	closing  bool                   // guarded by mu: no new sessions
-	// creating counts the session/new, load and resume requests in
-	// flight; deferred are the session requests waiting for them (route).
-	creating int      // guarded by mu
-	deferred []func() // guarded by mu
-	// draining is set while created routes the deferred requests: one the
-	// reader reads meanwhile waits behind them (guarded by mu).
-	draining bool
+	mu   sync.Mutex
+	caps sdk.ClientCapabilities // from initialize; guarded by mu
 
 	// handlers counts the request handlers running on their own
 	// goroutines (session/new, load, list, ...); Run waits for them.
@@ -140,7 +86,7 @@ func NewServer(out io.Writer, opts Options) *Server {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 5 * time.Second
 	}
-	s := &Server{opts: opts, sessions: map[string]*session{}, outGone: make(chan struct{})}
+	s := &Server{opts: opts, outGone: make(chan struct{})}
 	s.c = &conn{log: opts.Log}
 	s.c.out = lineout.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
@@ -175,11 +121,11 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	case <-eof:
 		// Requests in flight finish; the turns they started finish too.
 		s.handlers.Wait()
-		s.closeAll(false)
+		s.opts.Host.CloseAll(false)
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 		done := make(chan struct{})
-		go func() { s.closeAll(true); close(done) }()
+		go func() { s.opts.Host.CloseAll(true); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(s.opts.ShutdownGrace):
@@ -195,26 +141,6 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 		}
 	}
 	return err
-}
-
-// closeAll closes every session: after their work (EOF) or aborting it.
-func (s *Server) closeAll(abort bool) {
-	s.mu.Lock()
-	s.closing = true
-	all := make([]*session, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		all = append(all, ss)
-	}
-	s.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, ss := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ss.close(abort)
-		}()
-	}
-	wg.Wait()
 }
 
 // readLoop frames stdin (rpc's line reader: 64 MiB lines, CR and BOM
@@ -304,9 +230,9 @@ func (s *Server) notification(method string, params json.RawMessage) {
 		if json.Unmarshal(params, &p) != nil {
 			return
 		}
-		s.route(string(p.SessionId), func(ss *session) {
-			if ss != nil {
-				ss.cancel()
+		s.opts.Host.Route(string(p.SessionId), func(l *sessions.Live) {
+			if l != nil {
+				sessionOf(l).cancel()
 			}
 		})
 	case "$/cancel_request":
@@ -317,8 +243,8 @@ func (s *Server) notification(method string, params json.RawMessage) {
 		if json.Unmarshal(params, &p) != nil {
 			return
 		}
-		for _, ss := range s.liveSessions() {
-			ss.cancelRequest(p.RequestID)
+		for _, l := range s.opts.Host.Live() {
+			sessionOf(l).cancelRequest(p.RequestID)
 		}
 	}
 }
@@ -336,15 +262,14 @@ func (s *Server) request(method string, id, params json.RawMessage) {
 		sdk.AgentMethodSessionList, sdk.AgentMethodSessionClose:
 		s.handlers.Add(1)
 		creates := method == sdk.AgentMethodSessionNew || method == sdk.AgentMethodSessionLoad || method == sdk.AgentMethodSessionResume
+		var created func()
 		if creates {
-			s.mu.Lock()
-			s.creating++
-			s.mu.Unlock()
+			created = s.opts.Host.Creating()
 		}
 		go func() {
 			defer s.handlers.Done()
 			if creates {
-				defer s.created()
+				defer created()
 			}
 			defer s.recoverInto(id, method)
 			switch method {
@@ -368,12 +293,12 @@ func (s *Server) request(method string, id, params json.RawMessage) {
 			s.c.fail(id, errInvalidParams(err.Error()))
 			return
 		}
-		s.route(p.SessionID, func(ss *session) {
-			if ss == nil {
+		s.opts.Host.Route(p.SessionID, func(l *sessions.Live) {
+			if l == nil {
 				s.c.fail(id, errSessionNotFound(p.SessionID))
 				return
 			}
-			ss.push(method, id, params)
+			sessionOf(l).push(method, id, params)
 		})
 	default:
 		s.c.fail(id, errMethodNotFound(method))
@@ -431,64 +356,6 @@ func (s *Server) initialize(id, params json.RawMessage) {
 		},
 	}
 	s.c.respond(id, resp)
-}
-
-// route hands a session's request to fn with the session (nil when there
-// is none). While a session/new, load or resume is in flight, requests
-// for a session that does not exist yet wait for it, and so does every
-// session request after them (in order): a client that pipes a prompt
-// right behind its session/new is served. (reader)
-func (s *Server) route(id string, fn func(*session)) {
-	s.mu.Lock()
-	ss := s.sessions[id]
-	if (ss == nil && s.creating > 0) || len(s.deferred) > 0 || s.draining {
-		s.deferred = append(s.deferred, func() { fn(s.session(id)) })
-		s.mu.Unlock()
-		return
-	}
-	s.mu.Unlock()
-	fn(ss)
-}
-
-// created ends a session/new, load or resume: once none is in flight, the
-// requests that waited for them are routed, in order, and so are those the
-// reader defers meanwhile: a session/cancel read after a waiting prompt
-// must not overtake it.
-func (s *Server) created() {
-	s.mu.Lock()
-	s.creating--
-	if s.draining {
-		s.mu.Unlock()
-		return
-	}
-	s.draining = true
-	for s.creating == 0 && len(s.deferred) > 0 {
-		run := s.deferred
-		s.deferred = nil
-		s.mu.Unlock()
-		for _, fn := range run {
-			fn()
-		}
-		s.mu.Lock()
-	}
-	s.draining = false
-	s.mu.Unlock()
-}
-
-func (s *Server) session(id string) *session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sessions[id]
-}
-
-func (s *Server) liveSessions() []*session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*session, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		out = append(out, ss)
-	}
-	return out
 }
 
 func (s *Server) clientCaps() sdk.ClientCapabilities {

@@ -13,28 +13,30 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/sessions"
 	"github.com/xcsh-go/xcsh/fakeprovider"
 	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
 
 // fakeSessions builds sessions on the fake provider's demo model, in
-// memory.
+// memory (a sessions.Builder).
 type fakeSessions struct {
 	ids   engine.IDSource
-	saved []SessionInfo
+	saved []sessions.Info
 }
 
-func (f *fakeSessions) New(st Setup) (*Built, error) {
+func (f *fakeSessions) Build(req sessions.Request) (*sessions.Parts, error) {
+	if req.ID != "" || req.Path != "" {
+		return nil, sessions.ErrUnknown
+	}
 	p := fakeprovider.Demo()
 	m := p.Model()
-	return &Built{Config: engine.Config{Provider: p, Model: &m, Clock: engine.DeterministicEpoch, IDs: f.ids,
-		SessionID: f.ids.NewID("session"), Cwd: st.Cwd, OrderedResults: true}}, nil
+	return &sessions.Parts{Config: engine.Config{Provider: p, Model: &m, Clock: engine.DeterministicEpoch, IDs: f.ids,
+		SessionID: f.ids.NewID("session"), Cwd: req.Cwd, OrderedResults: true}}, nil
 }
 
-func (f *fakeSessions) Open(string, Setup) (*Built, error) { return nil, ErrUnknownSession }
-
-func (f *fakeSessions) List(cwd string) ([]SessionInfo, error) {
-	var out []SessionInfo
+func (f *fakeSessions) Stored(cwd string) ([]sessions.Info, error) {
+	var out []sessions.Info
 	for _, s := range f.saved {
 		if cwd == "" || s.Cwd == cwd {
 			out = append(out, s)
@@ -51,16 +53,16 @@ type harness struct {
 	done  chan error
 }
 
-func start(t *testing.T, sessions *fakeSessions) *harness {
+func start(t *testing.T, fake *fakeSessions) *harness {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ids := &engine.SequentialIDs{}
-	if sessions == nil {
-		sessions = &fakeSessions{}
+	if fake == nil {
+		fake = &fakeSessions{}
 	}
-	sessions.ids = ids
-	srv := NewServer(outW, Options{Version: "test", IDs: ids, Sessions: sessions})
+	fake.ids = ids
+	srv := NewServer(outW, Options{Version: "test", IDs: ids, Host: sessions.New(sessions.Options{Builder: fake})})
 	h := &harness{t: t, in: inW, lines: make(chan string, 1024), done: make(chan error, 1)}
 	go func() {
 		h.done <- srv.Run(context.Background(), inR)
@@ -208,7 +210,7 @@ func TestTurnsAndCancel(t *testing.T) {
 func TestListPages(t *testing.T) {
 	f := &fakeSessions{}
 	for i := 0; i < 120; i++ {
-		f.saved = append(f.saved, SessionInfo{ID: fmt.Sprintf("s%03d", i), Cwd: "/p", Updated: time.UnixMilli(int64(i))})
+		f.saved = append(f.saved, sessions.Info{ID: fmt.Sprintf("s%03d", i), Cwd: "/p", Updated: time.UnixMilli(int64(i))})
 	}
 	h := start(t, f)
 	list := func(id int, params string) map[string]any {
@@ -396,43 +398,5 @@ func TestBackloggedFollowsTheLastMessage(t *testing.T) {
 	}
 	if (&session{srv: NewServer(io.Discard, Options{})}).Backlogged() {
 		t.Error("backlogged without a probe")
-	}
-}
-
-// The requests that waited for a session/new are routed in order, and one
-// the reader reads while they are being routed waits behind them (a
-// session/cancel must not overtake the prompt it follows:
-// TestTurnsAndCancel saw the queued prompt end as end_turn under load).
-func TestDeferredRequestsKeepTheirOrder(t *testing.T) {
-	t.Parallel()
-	s := NewServer(io.Discard, Options{})
-	s.creating = 1
-	var mu sync.Mutex
-	var order []string
-	note := func(x string) {
-		mu.Lock()
-		order = append(order, x)
-		mu.Unlock()
-	}
-	started, release := make(chan struct{}), make(chan struct{})
-	s.route("x", func(*session) { note("prompt"); close(started); <-release })
-	done := make(chan struct{})
-	go func() { s.created(); close(done) }()
-	<-started
-	s.route("x", func(*session) { note("cancel") }) // read while "prompt" is routed
-	mu.Lock()
-	early := len(order) != 1
-	mu.Unlock()
-	if early {
-		t.Fatal("the later request ran before the earlier one was routed")
-	}
-	close(release)
-	<-done
-	if fmt.Sprint(order) != "[prompt cancel]" {
-		t.Errorf("order %v", order)
-	}
-	s.route("x", func(*session) { note("after") }) // nothing waits: at once
-	if fmt.Sprint(order) != "[prompt cancel after]" {
-		t.Errorf("order %v", order)
 	}
 }

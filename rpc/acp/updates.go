@@ -283,9 +283,6 @@ func rawArgs(args []byte) json.RawMessage {
 }
 
 func (ss *session) assistantEnd(a *engine.AssistantMessage) {
-	if t := ss.turn; t != nil {
-		t.stop, t.errText = a.StopReason, a.ErrorMessage
-	}
 	ss.cost += a.Usage.Cost.Total
 	if a.StopReason == engine.StopAborted || a.StopReason == engine.StopError {
 		return

@@ -2,8 +2,8 @@
 // (print mode: run the prompts, print the final answer's text, exit) and
 // `xcsh --mode json "prompt"` (every event of the run as one JSON line,
 // then exit), as the family's print mode does. It is a sibling of the RPC
-// front: it drives the same engine.Session through the same verbs, and is
-// the session's Sink. It has no host to ask, so dialogs resolve to their
+// front: it prompts one live session of the session host (engine/sessions)
+// and answers from each prompt's result, and is the session's Sink. It has no host to ask, so dialogs resolve to their
 // defaults (the session has no HostLink).
 package oneshot
 
@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/sessions"
 )
 
 // Options configure a Front.
@@ -77,57 +78,51 @@ func (f *Front) write(b []byte) {
 	}
 }
 
+// SetHeader sets Options.Header (json mode's first line), before Run.
+func (f *Front) SetHeader(h []byte) { f.opts.Header = h }
+
 // ErrOutput is reported when stdout could not be written (the reader has
 // gone): the run is aborted and Run fails.
 var ErrOutput = errors.New("writing stdout failed")
 
-// Run starts the session's executor, sends each prompt in turn (each after
-// the previous run, its retries and its queue are over), and reports the
-// outcome: in print mode the final assistant message's text on stdout, or
-// its error on stderr. It returns nil on success; an error the user has
-// already been told about on stderr otherwise, or ctx's cause when ctx
-// ended first (the run is aborted and has wound down).
-func (f *Front) Run(ctx context.Context, sess *engine.Session, prompts []string, images []engine.ContentBlock) error {
+// Run sends each prompt to the session in turn (each once the session has
+// settled after the one before: its run, retries and compaction), and
+// reports the outcome of the last: in print mode the final assistant
+// message's text on stdout, or its error on stderr. It returns nil on
+// success; an error the user has already been told about on stderr
+// otherwise, or ctx's cause when ctx ended first (the run is aborted and
+// has wound down). The session runs (Live.Start) before Run is called.
+func (f *Front) Run(ctx context.Context, live *sessions.Live, prompts []string, images []engine.ContentBlock) error {
 	f.mu.Lock()
-	f.stop = func() { sess.Cancel(engine.AllKinds...) }
+	f.stop = func() { live.Engine().Cancel(engine.AllKinds...) }
 	f.mu.Unlock()
 	if f.opts.JSON && f.opts.Header != nil {
 		f.mu.Lock()
 		f.write(append(append([]byte(nil), f.opts.Header...), '\n'))
 		f.mu.Unlock()
 	}
-	loopDone := make(chan struct{})
-	go func() { sess.Loop(); close(loopDone) }()
-	defer func() {
-		sess.Stop()
-		<-loopDone
-		sess.Close()
-	}()
+	var res engine.TurnResult
 	for i, text := range prompts {
-		var err error
 		var imgs []engine.ContentBlock
 		if i == 0 {
 			imgs = images
 		}
-		sess.Call(func() { err = sess.Prompt(text, engine.PromptOptions{Images: imgs}) })
-		if err != nil {
-			fmt.Fprintln(f.opts.Log, err)
+		var err error
+		if res, err = live.Ask(ctx, text, imgs); err != nil {
 			return err
 		}
-		if err := f.waitIdle(ctx, sess); err != nil {
+		if res.Stop == "" && res.Err != nil {
+			fmt.Fprintln(f.opts.Log, res.Err)
+			return res.Err
+		}
+		if err := f.outputErr(); err != nil {
 			return err
 		}
 	}
 	if f.opts.JSON {
 		return f.outputErr()
 	}
-	var last *engine.AssistantMessage
-	sess.Call(func() {
-		msgs := sess.Messages()
-		if n := len(msgs); n > 0 {
-			last, _ = msgs[n-1].(*engine.AssistantMessage)
-		}
-	})
+	last := res.Last
 	if last == nil {
 		return f.outputErr()
 	}
@@ -147,22 +142,6 @@ func (f *Front) Run(ctx context.Context, sess *engine.Session, prompts []string,
 	}
 	f.mu.Unlock()
 	return f.outputErr()
-}
-
-// waitIdle waits for the session to be idle (the run and all that follows
-// it over). When ctx ends first the run is aborted, and waitIdle returns
-// ctx's cause once it has wound down.
-func (f *Front) waitIdle(ctx context.Context, sess *engine.Session) error {
-	idle := make(chan struct{})
-	sess.Post(func() { sess.WhenIdle(func() { close(idle) }) })
-	select {
-	case <-idle:
-		return f.outputErr()
-	case <-ctx.Done():
-	}
-	sess.Cancel(engine.AllKinds...)
-	<-idle
-	return context.Cause(ctx)
 }
 
 func (f *Front) outputErr() error {
