@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -40,6 +41,9 @@ type Front struct {
 	buf  []byte
 	werr error  // the first failed write: the reader has gone
 	stop func() // aborts the session's work (set by Run)
+	// why is what the session said about the current prompt's context:
+	// an automatic compaction that was skipped or failed (guarded by mu).
+	why string
 }
 
 // New returns a front writing to opts.Out.
@@ -50,8 +54,30 @@ func New(opts Options) *Front {
 	return &Front{opts: opts}
 }
 
-// Event implements engine.Sink: in JSON mode, one line per event.
+// Event implements engine.Sink: in JSON mode, one line per event. In
+// print mode an extension's error is a line on stderr (it has no other
+// way to the user), and both modes note why a compaction could not make
+// room, for a run that ends with no answer.
 func (f *Front) Event(ev engine.Event) {
+	switch e := ev.(type) {
+	case engine.AutoCompactionEnd:
+		why := ""
+		switch {
+		case e.Skipped:
+			why = "the conversation does not fit the model's context window and there was nothing to compact"
+		case e.ErrorMessage != "":
+			why = "compaction failed: " + e.ErrorMessage
+		}
+		if why != "" {
+			f.mu.Lock()
+			f.why = why
+			f.mu.Unlock()
+		}
+	case engine.ExtensionError:
+		if !f.opts.JSON {
+			fmt.Fprintf(f.opts.Log, "xcsh: extension %s (%s): %s\n", e.ExtensionPath, e.Event, e.Error)
+		}
+	}
 	if !f.opts.JSON {
 		return
 	}
@@ -88,10 +114,12 @@ var ErrOutput = errors.New("writing stdout failed")
 // Run sends each prompt to the session in turn (each once the session has
 // settled after the one before: its run, retries and compaction), and
 // reports the outcome of the last: in print mode the final assistant
-// message's text on stdout, or its error on stderr. It returns nil on
-// success; an error the user has already been told about on stderr
-// otherwise, or ctx's cause when ctx ended first (the run is aborted and
-// has wound down). The session runs (Live.Start) before Run is called.
+// message's text on stdout. A run that ends without a final answer (it
+// failed, was aborted, or the model said nothing) has the reason on
+// stderr, in both modes. Run returns nil on success; an error the user
+// has already been told about on stderr otherwise, or ctx's cause when
+// ctx ended first (the run is aborted and has wound down). The session
+// runs (Live.Start) before Run is called.
 func (f *Front) Run(ctx context.Context, live *sessions.Live, prompts []string, images []engine.ContentBlock) error {
 	f.mu.Lock()
 	f.stop = func() { live.Engine().Cancel(engine.AllKinds...) }
@@ -107,6 +135,9 @@ func (f *Front) Run(ctx context.Context, live *sessions.Live, prompts []string, 
 		if i == 0 {
 			imgs = images
 		}
+		f.mu.Lock()
+		f.why = ""
+		f.mu.Unlock()
 		var err error
 		if res, err = live.Ask(ctx, text, imgs); err != nil {
 			return err
@@ -119,29 +150,51 @@ func (f *Front) Run(ctx context.Context, live *sessions.Live, prompts []string, 
 			return err
 		}
 	}
-	if f.opts.JSON {
-		return f.outputErr()
+	if why := f.noAnswer(res); why != "" {
+		fmt.Fprintln(f.opts.Log, why)
+		return errors.New(why)
 	}
-	last := res.Last
-	if last == nil {
+	if f.opts.JSON || res.Last == nil {
 		return f.outputErr()
-	}
-	if last.StopReason == engine.StopError || last.StopReason == engine.StopAborted {
-		msg := last.ErrorMessage
-		if msg == "" {
-			msg = "Request " + string(last.StopReason)
-		}
-		fmt.Fprintln(f.opts.Log, msg)
-		return errors.New(msg)
 	}
 	f.mu.Lock()
-	for _, b := range last.Content {
+	for _, b := range res.Last.Content {
 		if b.Type == engine.BlockText {
 			f.write([]byte(b.Text + "\n"))
 		}
 	}
 	f.mu.Unlock()
 	return f.outputErr()
+}
+
+// noAnswer says why the last prompt's turn has no final answer, "" when it
+// has one (or ran no model: an extension command or an input step took
+// the prompt).
+func (f *Front) noAnswer(res engine.TurnResult) string {
+	last := res.Last
+	switch {
+	case last == nil && res.Stop == engine.StopAborted:
+		return engine.AbortedMessage
+	case last == nil:
+		return ""
+	case last.StopReason == engine.StopError || last.StopReason == engine.StopAborted:
+		if last.ErrorMessage != "" {
+			return last.ErrorMessage
+		}
+		return "Request " + string(last.StopReason)
+	}
+	for _, b := range last.Content {
+		if b.Type == engine.BlockText && strings.TrimSpace(b.Text) != "" {
+			return ""
+		}
+	}
+	why := "The model gave no answer"
+	f.mu.Lock()
+	if f.why != "" {
+		why += ": " + f.why
+	}
+	f.mu.Unlock()
+	return why
 }
 
 func (f *Front) outputErr() error {
