@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/xcsh-go/xcsh/engine/sessionfile"
+	"github.com/xcsh-go/xcsh/rpc"
+	"github.com/xcsh-go/xcsh/rpc/serve"
+)
+
+// serveOptions are the flags of xcsh serve, beside every session flag of
+// the root command.
+type serveOptions struct {
+	stdio      bool
+	listen     []string
+	token      string
+	evictAfter time.Duration
+	keepEvents int
+}
+
+// newServeCmd is `xcsh serve`: the agent server (docs/server.md). It takes
+// the root command's flags for the sessions it builds.
+func newServeCmd(root *cobra.Command, o *options, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	so := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "serve many sessions to many clients (Unix socket, WebSocket or stdio)",
+		Long: `xcsh serve is one long-lived agent process that owns many sessions and serves them
+to many clients at once: each speaks the RPC protocol of --mode rpc, with a sessionId on
+the commands and frames of the sessions it opens or attaches to. Every event of a session
+is numbered; a client that lost its connection attaches again from its cursor and
+replays what it missed. A client without any sessionId gets a session of its own and
+the frames of --mode rpc, unchanged.
+
+Documentation: docs/server.md.`,
+		Example: `  # The default Unix socket (~/.xcsh/agent/xcsh.sock), the fake demo model
+  xcsh serve --provider fake
+
+  # WebSocket on loopback, with a token (also from XCSH_SERVE_TOKEN)
+  xcsh serve --listen ws://127.0.0.1:8787 --token s3cret
+
+  # One client on stdin and stdout, as --mode rpc
+  xcsh serve --stdio --provider fake`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), o, so, stdin, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&so.stdio, "stdio", false, "serve one client on stdin and stdout (as --mode rpc)")
+	f.StringArrayVar(&so.listen, "listen", nil, "unix:PATH or ws://HOST:PORT (repeatable; default unix:<agent dir>/xcsh.sock)")
+	f.StringVar(&so.token, "token", "", "the token every TCP client must present (default $XCSH_SERVE_TOKEN); required for ws://")
+	f.DurationVar(&so.evictAfter, "evict-after", 10*time.Minute, "an idle session no client watches leaves memory after this long (0: never); attach reopens it")
+	f.IntVar(&so.keepEvents, "keep-events", 20000, "frames each session keeps for replay")
+	f.AddFlagSet(root.Flags())
+	return cmd
+}
+
+// runServe starts the server on its transports and serves until a signal.
+func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	o.mode = "serve"
+	if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
+		return &exitError{2, fmt.Sprintf("Error: invalid --rpc-updates %q (expected full or delta)", o.rpcUpdates)}
+	}
+	if so.token == "" {
+		so.token = os.Getenv("XCSH_SERVE_TOKEN")
+	}
+	clock, ids, deterministic := clockAndIDs()
+	cwd, err := os.Getwd()
+	if err != nil {
+		return &exitError{2, "Error: " + err.Error()}
+	}
+	listeners, err := serveListeners(so, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, l := range listeners {
+			l.ln.Close()
+		}
+	}()
+	sh, err := setupShared(o, clock, ids, deterministic, true, cwd, stderr)
+	if err != nil {
+		return err
+	}
+	defer sh.ms.discovery.Wait()
+	epoch := ""
+	if deterministic {
+		epoch = "epoch1" // a transcript is repeatable
+	}
+	srv := serve.New(serve.Options{Host: newHost(o, sh, stderr), Version: version, Cwd: cwd, Log: stderr, HostUI: o.ui,
+		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch})
+	ctx, stop := serveSignals(ctx)
+	defer stop()
+	errs := make(chan error, len(listeners)+1)
+	for _, l := range listeners {
+		go func() {
+			if l.http {
+				errs <- serve.ServeHTTP(ctx, l.ln, srv.WebSocket(ctx, so.token))
+			} else {
+				errs <- srv.ServeListener(ctx, l.ln)
+			}
+		}()
+	}
+	if so.stdio {
+		go func() {
+			errs <- srv.ServeConn(ctx, stdin, stdout, func() {}, serve.ConnOptions{Stdio: true, DrainAtEOF: true, Lean: o.rpcUpdates == rpc.UpdatesDelta})
+		}()
+	}
+	select {
+	case err = <-errs:
+	case <-ctx.Done():
+	}
+	srv.Shutdown(context.WithoutCancel(ctx))
+	killChildren()
+	var se signalError
+	if errors.As(context.Cause(ctx), &se) {
+		return &exitError{128 + int(se.sig), ""}
+	}
+	if err != nil {
+		return &exitError{1, "Error: " + err.Error()}
+	}
+	return nil
+}
+
+type serveListener struct {
+	ln   net.Listener
+	http bool
+}
+
+// serveListeners opens every --listen address (the default socket when
+// there is none and no --stdio). A TCP address needs a token; one without
+// a host listens on loopback.
+func serveListeners(so *serveOptions, stderr io.Writer) ([]serveListener, error) {
+	addrs := so.listen
+	if len(addrs) == 0 && !so.stdio {
+		addrs = []string{"unix:" + filepath.Join(sessionfile.AgentDir(os.Getenv), "xcsh.sock")}
+	}
+	var out []serveListener
+	fail := func(err error) ([]serveListener, error) {
+		for _, l := range out {
+			l.ln.Close()
+		}
+		return nil, &exitError{2, "Error: --listen: " + err.Error()}
+	}
+	for _, a := range addrs {
+		switch {
+		case strings.HasPrefix(a, "unix:"):
+			ln, err := serve.ListenUnix(strings.TrimPrefix(a, "unix:"))
+			if err != nil {
+				return fail(err)
+			}
+			out = append(out, serveListener{ln: ln})
+			fmt.Fprintf(stderr, "xcsh: serving on %s\n", a)
+		case strings.HasPrefix(a, "ws://"):
+			if so.token == "" {
+				return fail(fmt.Errorf("%s: a TCP address needs a token (--token or XCSH_SERVE_TOKEN)", a))
+			}
+			u, err := url.Parse(a)
+			if err != nil {
+				return fail(err)
+			}
+			host := u.Host
+			if strings.HasPrefix(host, ":") {
+				host = "127.0.0.1" + host
+			}
+			ln, err := net.Listen("tcp", host)
+			if err != nil {
+				return fail(err)
+			}
+			out = append(out, serveListener{ln: ln, http: true})
+			fmt.Fprintf(stderr, "xcsh: serving on ws://%s\n", ln.Addr())
+		default:
+			return fail(fmt.Errorf("%q: expected unix:PATH or ws://HOST:PORT", a))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,76 @@
+package serve
+
+import (
+	"context"
+	"io"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// ConnOptions configure one client's connection.
+type ConnOptions struct {
+	// Stdio: the connection is the process's stdin and stdout, its one
+	// client, which --mode rpc's hosts drive: its own session waits for it
+	// rather than drop frames.
+	Stdio bool
+	// DrainAtEOF: the end of the client's input means it sends nothing
+	// more but still reads (stdio, a Unix socket's half close): the work
+	// of the sessions it drives finishes and is written before the
+	// connection closes, as --mode rpc does at stdin EOF. Without it (a
+	// WebSocket, whose close is final) the end of input is the client's
+	// departure; such a client sends {"type":"drain"} instead.
+	DrainAtEOF bool
+	// Lean: the client's own session sends message_update without its
+	// snapshots (--rpc-updates delta).
+	Lean bool
+}
+
+// ServeConn serves one client: lines from r, frames to w (each in one
+// Write), until r ends or ctx does. closeConn closes the connection (r
+// then ends). The sessions the client drove keep running after it has
+// gone.
+func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeConn func(), o ConnOptions) error {
+	c, err := s.newClient(w, closeConn, o.Stdio, o.Lean)
+	if err != nil {
+		return err
+	}
+	ready, _ := engine.MarshalJSON(struct {
+		Type    string `json:"type"`
+		Version string `json:"version"`
+	}{"ready", s.opts.Version})
+	c.sendDirect(append(ready, '\n'))
+	go c.writeLoop()
+	stop := context.AfterFunc(ctx, c.disconnect)
+	defer stop()
+	drain := c.readLoop(r) || o.DrainAtEOF
+	if drain && ctx.Err() == nil {
+		c.drain()
+		c.shutdown()
+	} else {
+		c.disconnect()
+	}
+	<-c.done
+	return nil
+}
+
+// drain waits until the sessions the client drives (its own and those it
+// controls) have handled everything it sent and their work is over.
+func (c *client) drain() {
+	c.mu.Lock()
+	var hubs []*hub
+	for _, sb := range c.subs {
+		if sb.role == controller {
+			hubs = append(hubs, sb.h)
+		}
+	}
+	c.mu.Unlock()
+	for _, h := range hubs {
+		done := make(chan struct{})
+		h.core.Drain(func() { close(done) })
+		select {
+		case <-done:
+		case <-c.done:
+			return
+		}
+	}
+}

@@ -1,0 +1,472 @@
+package serve
+
+import (
+	"bytes"
+	"strconv"
+	"sync"
+
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/sessions"
+	"github.com/xcsh-go/xcsh/rpc"
+)
+
+// hub is one served session's log and its subscribers. It is the engine
+// session's Sink: each event is numbered (seq, one more than the last),
+// encoded once as its RPC frame, kept in a bounded log and delivered to
+// every attached subscriber by its connection's writer, which reads the
+// log from its own cursor. The protocol core's answers to a command pass
+// through the log too, addressed to the client that sent it, so a client
+// reads a session's answers and events in the order the session made
+// them. The session never waits for a client: a subscriber that falls
+// out of the log is dropped with a lagged notice (one that blocks instead,
+// stdio's own session, is the exception: the session waits for it as
+// --mode rpc waits for its stdout).
+type hub struct {
+	srv  *Server
+	id   string
+	live *sessions.Live
+	core *rpc.Server
+
+	mu   sync.Mutex
+	cond *sync.Cond // a blocking subscriber read something, or left
+	// log holds the entries at positions base .. base+len(log)-1; next is
+	// the position of the next entry.
+	log   []*entry
+	base  uint64
+	bytes int
+	seq   uint64 // the number of the last event
+	subs  []*sub
+	// idleSince is when the last subscriber left (zero while one is
+	// attached): eviction's clock.
+	idleSince int64
+	closed    bool
+}
+
+// entry is one frame of the log.
+type entry struct {
+	seq   uint64  // an event's number; 0 for an answer
+	to    *client // an answer's client; nil for an event
+	frame []byte  // the RPC frame, ending in a newline
+	// ev is the event without its transient parts (a message_update's
+	// snapshot), to encode it again for a lean subscriber; nil for an
+	// answer and for the hub's own frames.
+	ev engine.Event
+	// own marks the server's own frames (resolved, clients_changed), which
+	// a bare subscriber (--mode rpc's protocol) never sees.
+	own bool
+}
+
+// sub is one client's attachment to a session.
+type sub struct {
+	h   *hub
+	c   *client
+	pos uint64 // the next position to deliver (guarded by h.mu)
+	// waiting: its answer is not written yet; nothing of the log goes
+	// before it (guarded by h.mu).
+	waiting bool
+	role    role
+	// bare: frames go out as --mode rpc writes them, without sessionId and
+	// seq (a connection's own session in the compatible mode).
+	bare bool
+	lean bool // message_update without its snapshots
+	// blocking: the session waits for this subscriber rather than drop it
+	// (stdio's own session: --mode rpc's backpressure).
+	blocking bool
+	gone     bool // detached (guarded by h.mu)
+}
+
+type role int
+
+const (
+	controller role = iota
+	observer
+)
+
+func (r role) String() string {
+	if r == observer {
+		return "observer"
+	}
+	return "controller"
+}
+
+func newHub(srv *Server, seq uint64) *hub {
+	h := &hub{srv: srv, seq: seq, base: 1}
+	h.cond = sync.NewCond(&h.mu)
+	return h
+}
+
+// Event implements engine.Sink: on the executor, in order.
+func (h *hub) Event(ev engine.Event) {
+	var b []byte
+	rpc.EncodeEvent(&b, ev, false)
+	if u, ok := ev.(engine.MessageUpdate); ok {
+		u.Partial = nil // valid during this call only
+		ev = u
+	}
+	h.mu.Lock()
+	h.seq++
+	h.appendLocked(&entry{seq: h.seq, frame: b, ev: ev})
+}
+
+// Buf implements rpc.Frames.
+func (h *hub) Buf() *[]byte { b := make([]byte, 0, 256); return &b }
+
+// Send implements rpc.Frames: an answer for the client that asked (an
+// event when to is nil, which the core never sends).
+func (h *hub) Send(bp *[]byte, to rpc.Client) {
+	c, _ := to.(*client)
+	h.mu.Lock()
+	if c == nil {
+		h.seq++
+		h.appendLocked(&entry{seq: h.seq, frame: *bp})
+		return
+	}
+	h.appendLocked(&entry{to: c, frame: *bp})
+}
+
+// notice logs a frame of the server's own (resolved, clients) as an event
+// of the session, for the subscribers that are not bare.
+func (h *hub) notice(frame []byte) {
+	h.mu.Lock()
+	h.seq++
+	h.appendLocked(&entry{seq: h.seq, frame: frame, own: true})
+}
+
+// appendLocked adds e at the end of the log, trims the log to its bounds
+// and wakes the subscribers' writers. Called with h.mu held; returns with
+// it released.
+func (h *hub) appendLocked(e *entry) {
+	h.log = append(h.log, e)
+	h.bytes += len(e.frame)
+	lim := h.srv.opts.Keep
+	for len(h.log) > 1 && (len(h.log) > lim.Entries || h.bytes > lim.Bytes) {
+		if h.blockedLocked() {
+			h.cond.Wait()
+			continue
+		}
+		h.bytes -= len(h.log[0].frame)
+		h.log[0] = nil
+		h.log = h.log[1:]
+		h.base++
+	}
+	if cap(h.log) > 1024 && len(h.log) < cap(h.log)/4 {
+		h.log = append([]*entry(nil), h.log...)
+	}
+	var wake []*client
+	for _, s := range h.subs {
+		wake = append(wake, s.c)
+	}
+	h.mu.Unlock()
+	for _, c := range wake {
+		c.kick()
+	}
+}
+
+// blockedLocked reports whether trimming the oldest entry would drop one
+// a blocking subscriber has not read yet. (h.mu)
+func (h *hub) blockedLocked() bool {
+	for _, s := range h.subs {
+		if s.blocking && s.pos <= h.base {
+			return true
+		}
+	}
+	return false
+}
+
+// next is the position after the last entry. (h.mu)
+func (h *hub) nextLocked() uint64 { return h.base + uint64(len(h.log)) }
+
+// backlogThreshold is how many entries behind a subscriber may be before
+// the session merges its piled-up deltas (engine.Backlog).
+const backlogThreshold = 64
+
+// Backlogged implements engine.Backlog: some subscriber is behind, so the
+// engine merges the deltas that pile up meanwhile into fewer frames, for
+// every subscriber, as on a full stdout pipe.
+func (h *hub) Backlogged() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	next := h.nextLocked()
+	for _, s := range h.subs {
+		if next-s.pos > backlogThreshold {
+			return true
+		}
+	}
+	return false
+}
+
+// maxBatch bounds the frames one take hands a writer.
+const maxBatch = 256
+
+// take returns the next frames for s, in order, decorated for it: its
+// preamble first, then the log from its cursor (the events, and the
+// answers to its own client). lagged is set when s fell out of the log:
+// it is detached, and the frames end with the lagged notice.
+func (s *sub) take(buf [][]byte) (frames [][]byte, lagged bool) {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.gone || s.waiting {
+		return buf, false
+	}
+	frames = buf
+	if s.pos < h.base {
+		s.detachLocked()
+		return append(frames, laggedFrame(h.id, s.lastSeqLocked())), true
+	}
+	next := h.nextLocked()
+	for n := 0; s.pos < next && n < maxBatch; s.pos++ {
+		e := h.log[s.pos-h.base]
+		switch {
+		case e.to != nil && e.to != s.c:
+			continue
+		case s.bare:
+			if e.own {
+				continue
+			}
+			frames = append(frames, s.encode(e))
+		default:
+			frames = append(frames, decorate(s.encode(e), h.id, e.seq))
+		}
+		n++
+	}
+	if s.blocking {
+		h.cond.Broadcast()
+	}
+	return frames, false
+}
+
+// encode is e's frame as s reads it (lean or full).
+func (s *sub) encode(e *entry) []byte {
+	if u, ok := e.ev.(engine.MessageUpdate); ok && s.lean {
+		var b []byte
+		rpc.EncodeEvent(&b, u, true)
+		return b
+	}
+	return e.frame
+}
+
+// lastSeqLocked is the number of the last event s was sent. (h.mu)
+func (s *sub) lastSeqLocked() uint64 {
+	h := s.h
+	for p := s.pos; p > h.base; p-- {
+		if e := h.log[p-1-h.base]; e.seq != 0 {
+			return e.seq
+		}
+	}
+	// Everything it was sent has left the log: at most the first kept
+	// event's number, less one.
+	for _, e := range h.log {
+		if e.seq != 0 {
+			return e.seq - 1
+		}
+	}
+	return h.seq
+}
+
+// activate lets the log follow the answer its client has written.
+func (s *sub) activate() {
+	s.h.mu.Lock()
+	s.waiting = false
+	s.h.mu.Unlock()
+}
+
+// detachLocked removes s from its session. (h.mu)
+func (s *sub) detachLocked() {
+	h := s.h
+	if s.gone {
+		return
+	}
+	s.gone = true
+	for i, o := range h.subs {
+		if o == s {
+			h.subs = append(h.subs[:i], h.subs[i+1:]...)
+			break
+		}
+	}
+	if len(h.subs) == 0 {
+		h.idleSince = h.srv.now()
+	}
+	h.cond.Broadcast()
+}
+
+// decorate adds the session id and, for an event, its number at the end
+// of a frame's object.
+func decorate(frame []byte, id string, seq uint64) []byte {
+	body := bytes.TrimSuffix(frame, []byte("\n"))
+	if len(body) < 2 || body[len(body)-1] != '}' {
+		return frame
+	}
+	out := make([]byte, 0, len(frame)+len(id)+40)
+	out = append(out, body[:len(body)-1]...)
+	if len(body) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"sessionId":`...)
+	out = engine.AppendJSONString(out, id)
+	if seq != 0 {
+		out = append(out, `,"seq":`...)
+		out = strconv.AppendUint(out, seq, 10)
+	}
+	return append(out, '}', '\n')
+}
+
+func laggedFrame(id string, lastSeq uint64) []byte {
+	b := []byte(`{"type":"lagged","sessionId":`)
+	b = engine.AppendJSONString(b, id)
+	b = append(b, `,"lastSeq":`...)
+	b = strconv.AppendUint(b, lastSeq, 10)
+	return append(b, '}', '\n')
+}
+
+var (
+	_ engine.Sink    = (*hub)(nil)
+	_ engine.Backlog = (*hub)(nil)
+	_ rpc.Frames     = (*hub)(nil)
+)
+
+// resolved tells every client that a request of the session was answered
+// (rpc.Options.Resolved), on the answering client's reader.
+func (h *hub) resolved(id string) {
+	b := append([]byte(`{"type":"resolved","id":`), engine.AppendJSONString(nil, id)...)
+	h.notice(append(b, '}', '\n'))
+}
+
+// clientsChanged tells every client who watches the session now: the last
+// controller leaving is an event, not a failure.
+func (h *hub) clientsChangedLocked() []byte {
+	var ctl, obs int
+	for _, s := range h.subs {
+		if s.role == observer {
+			obs++
+		} else {
+			ctl++
+		}
+	}
+	b := []byte(`{"type":"clients_changed","controllers":`)
+	b = strconv.AppendInt(b, int64(ctl), 10)
+	b = append(b, `,"observers":`...)
+	b = strconv.AppendInt(b, int64(obs), 10)
+	return append(b, '}', '\n')
+}
+
+func closedFrame(id string) []byte {
+	b := append([]byte(`{"type":"session_closed","sessionId":`), engine.AppendJSONString(nil, id)...)
+	return append(b, '}', '\n')
+}
+
+// cursor is where an attach starts: after the event numbered after, of
+// the server run epoch ("" for this one).
+type cursor struct {
+	after uint64
+	epoch string
+}
+
+// attachInfo is what an attach answer says of the log.
+type attachInfo struct {
+	seq uint64 // the last event before the attach
+	// tooOld: the events after the cursor are no longer all kept; messages
+	// are the session's messages, and events follow from seq on.
+	tooOld   bool
+	messages []engine.Message
+}
+
+// attach adds sb to the session, delivering from the cursor (nil: from
+// now on), after answer(info), which its client writes first. It runs on
+// the session's executor, where the events are made: the messages of a
+// cursor too old and the position events resume from are one moment.
+// Every subscriber is told who watches now.
+func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) error {
+	var err error
+	eng := h.live.Engine()
+	eng.Call(func() {
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			err = errClosedSession
+			return
+		}
+		sb.h = h
+		info := attachInfo{seq: h.seq}
+		next := h.nextLocked()
+		sb.pos = next
+		if from != nil {
+			first := uint64(0)
+			for _, e := range h.log {
+				if e.seq != 0 {
+					first = e.seq
+					break
+				}
+			}
+			stale := from.epoch != "" && from.epoch != h.srv.epoch
+			switch {
+			case !stale && from.after >= h.seq:
+				// Nothing missed.
+			case !stale && first != 0 && from.after+1 >= first:
+				for p := h.base; p < next; p++ {
+					if e := h.log[p-h.base]; e.seq > from.after {
+						sb.pos = p
+						break
+					}
+				}
+			default:
+				info.tooOld = true
+				info.messages = eng.Messages()
+			}
+		}
+		if answer != nil {
+			sb.waiting = true
+			sb.c.queueDirect(directItem{frame: answer(info), activate: sb})
+		}
+		h.subs = append(h.subs, sb)
+		h.idleSince = 0
+		if sb.bare {
+			h.mu.Unlock()
+			sb.c.kick()
+			return
+		}
+		h.seq++
+		h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(), own: true})
+	})
+	return err
+}
+
+// detach removes sb; the others are told who watches now.
+func (h *hub) detach(sb *sub) {
+	h.mu.Lock()
+	if sb.gone {
+		h.mu.Unlock()
+		return
+	}
+	sb.detachLocked()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.seq++
+	h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(), own: true})
+}
+
+// watchers describes who watches the session, for get_sessions.
+func (h *hub) watchers(self *client) []watcher {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]watcher, 0, len(h.subs))
+	for _, s := range h.subs {
+		out = append(out, watcher{Client: s.c.name, Role: s.role.String(), Self: s.c == self})
+	}
+	return out
+}
+
+type watcher struct {
+	Client string `json:"client"`
+	Role   string `json:"role"`
+	Self   bool   `json:"self,omitempty"`
+}
+
+// lastSeq is the number of the session's last event.
+func (h *hub) lastSeq() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
+}
