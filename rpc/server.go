@@ -161,7 +161,7 @@ type Client any
 // stdoutFrames writes every frame to stdout, whoever it answers.
 type stdoutFrames struct{ w *lineout.Writer }
 
-func (o stdoutFrames) Buf() *[]byte             { return o.w.Buf() }
+func (o stdoutFrames) Buf() *[]byte              { return o.w.Buf() }
 func (o stdoutFrames) Send(bp *[]byte, _ Client) { o.w.Send(bp) }
 
 // NewSession returns the protocol core of one session served by the
