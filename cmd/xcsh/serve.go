@@ -9,12 +9,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/rpc"
+	"github.com/xcsh-go/xcsh/rpc/acp"
 	"github.com/xcsh-go/xcsh/rpc/serve"
 )
 
@@ -60,7 +62,7 @@ Documentation: docs/server.md.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&so.stdio, "stdio", false, "serve one client on stdin and stdout (as --mode rpc)")
-	f.StringArrayVar(&so.listen, "listen", nil, "unix:PATH or ws://HOST:PORT (repeatable; default unix:<agent dir>/xcsh.sock)")
+	f.StringArrayVar(&so.listen, "listen", nil, "unix:PATH or ws://HOST:PORT for RPC clients, acp+unix:PATH or acp+ws://HOST:PORT for ACP clients (repeatable; default unix:<agent dir>/xcsh.sock)")
 	f.StringVar(&so.token, "token", "", "the token every TCP client must present (default $XCSH_SERVE_TOKEN); required for ws://")
 	f.DurationVar(&so.evictAfter, "evict-after", 10*time.Minute, "an idle session no client watches leaves memory after this long (0: never); attach reopens it")
 	f.IntVar(&so.keepEvents, "keep-events", 20000, "frames each session keeps for replay")
@@ -100,17 +102,32 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	if deterministic {
 		epoch = "epoch1" // a transcript is repeatable
 	}
-	srv := serve.New(serve.Options{Host: newHost(o, sh, stderr), Version: version, Cwd: cwd, Log: stderr, HostUI: o.ui,
+	host := newHost(o, sh, stderr)
+	srv := serve.New(serve.Options{Host: host, Version: version, Cwd: cwd, Log: stderr, HostUI: o.ui,
 		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch})
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 	errs := make(chan error, len(listeners)+1)
+	image := sh.ms.model != nil && slices.Contains(sh.ms.model.Input, "image")
+	acpConn := func(ctx context.Context, r io.Reader, w io.Writer, _ func()) error {
+		a := acp.NewServer(w, acp.Options{Version: version, MaxLineBytes: o.maxLineBytes, Log: stderr, IDs: ids,
+			Host: host, ImageInput: image})
+		err := a.Run(ctx, r)
+		if errors.Is(err, acp.ErrOutputClosed) {
+			return nil // the client has gone
+		}
+		return err
+	}
 	for _, l := range listeners {
+		conn := srv.RPC(!l.http)
+		if l.acp {
+			conn = acpConn
+		}
 		go func() {
 			if l.http {
-				errs <- serve.ServeHTTP(ctx, l.ln, srv.WebSocket(ctx, so.token))
+				errs <- serve.ServeHTTP(ctx, l.ln, serve.WebSocket(ctx, so.token, conn, stderr))
 			} else {
-				errs <- srv.ServeListener(ctx, l.ln)
+				errs <- serve.Accept(ctx, l.ln, conn, stderr)
 			}
 		}()
 	}
@@ -137,7 +154,8 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 
 type serveListener struct {
 	ln   net.Listener
-	http bool
+	http bool // WebSocket; else a Unix socket
+	acp  bool // ACP clients; else RPC
 }
 
 // serveListeners opens every --listen address (the default socket when
@@ -156,19 +174,24 @@ func serveListeners(so *serveOptions, stderr io.Writer) ([]serveListener, error)
 		return nil, &exitError{2, "Error: --listen: " + err.Error()}
 	}
 	for _, a := range addrs {
+		l := serveListener{}
+		addr := a
+		if rest, ok := strings.CutPrefix(addr, "acp+"); ok {
+			l.acp, addr = true, rest
+		}
 		switch {
-		case strings.HasPrefix(a, "unix:"):
-			ln, err := serve.ListenUnix(strings.TrimPrefix(a, "unix:"))
+		case strings.HasPrefix(addr, "unix:"):
+			ln, err := serve.ListenUnix(strings.TrimPrefix(addr, "unix:"))
 			if err != nil {
 				return fail(err)
 			}
-			out = append(out, serveListener{ln: ln})
+			l.ln = ln
 			fmt.Fprintf(stderr, "xcsh: serving on %s\n", a)
-		case strings.HasPrefix(a, "ws://"):
+		case strings.HasPrefix(addr, "ws://"):
 			if so.token == "" {
 				return fail(fmt.Errorf("%s: a TCP address needs a token (--token or XCSH_SERVE_TOKEN)", a))
 			}
-			u, err := url.Parse(a)
+			u, err := url.Parse(addr)
 			if err != nil {
 				return fail(err)
 			}
@@ -180,11 +203,16 @@ func serveListeners(so *serveOptions, stderr io.Writer) ([]serveListener, error)
 			if err != nil {
 				return fail(err)
 			}
-			out = append(out, serveListener{ln: ln, http: true})
-			fmt.Fprintf(stderr, "xcsh: serving on ws://%s\n", ln.Addr())
+			l.ln, l.http = ln, true
+			scheme := "ws://"
+			if l.acp {
+				scheme = "acp+ws://"
+			}
+			fmt.Fprintf(stderr, "xcsh: serving on %s%s\n", scheme, ln.Addr())
 		default:
-			return fail(fmt.Errorf("%q: expected unix:PATH or ws://HOST:PORT", a))
+			return fail(fmt.Errorf("%q: expected unix:PATH or ws://HOST:PORT (acp+ before either serves ACP clients)", a))
 		}
+		out = append(out, l)
 	}
 	return out, nil
 }

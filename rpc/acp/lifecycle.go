@@ -186,11 +186,11 @@ func (s *Server) closeSession(id, params json.RawMessage) {
 	if !s.decodeParams(id, params, &p) {
 		return
 	}
-	l := s.opts.Host.Get(string(p.SessionId))
-	if l == nil {
+	ss := s.sessionOf(s.opts.Host.Get(string(p.SessionId)))
+	if ss == nil {
 		s.c.fail(id, errSessionNotFound(string(p.SessionId)))
 		return
 	}
-	l.Close(true)
+	ss.close(true)
 	s.c.respond(id, sdk.CloseSessionResponse{})
 }

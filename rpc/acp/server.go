@@ -62,6 +62,9 @@ type Server struct {
 
 	mu   sync.Mutex
 	caps sdk.ClientCapabilities // from initialize; guarded by mu
+	// own are the sessions this connection opened (a server's other
+	// clients have theirs); guarded by mu.
+	own map[*session]bool
 
 	// handlers counts the request handlers running on their own
 	// goroutines (session/new, load, list, ...); Run waits for them.
@@ -86,7 +89,7 @@ func NewServer(out io.Writer, opts Options) *Server {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 5 * time.Second
 	}
-	s := &Server{opts: opts, outGone: make(chan struct{})}
+	s := &Server{opts: opts, outGone: make(chan struct{}), own: map[*session]bool{}}
 	s.c = &conn{log: opts.Log}
 	s.c.out = lineout.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
@@ -121,11 +124,11 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	case <-eof:
 		// Requests in flight finish; the turns they started finish too.
 		s.handlers.Wait()
-		s.opts.Host.CloseAll(false)
+		s.closeOwn(false)
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 		done := make(chan struct{})
-		go func() { s.opts.Host.CloseAll(true); close(done) }()
+		go func() { s.closeOwn(true); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(s.opts.ShutdownGrace):
@@ -231,8 +234,8 @@ func (s *Server) notification(method string, params json.RawMessage) {
 			return
 		}
 		s.opts.Host.Route(string(p.SessionId), func(l *sessions.Live) {
-			if l != nil {
-				sessionOf(l).cancel()
+			if ss := s.sessionOf(l); ss != nil {
+				ss.cancel()
 			}
 		})
 	case "$/cancel_request":
@@ -243,8 +246,8 @@ func (s *Server) notification(method string, params json.RawMessage) {
 		if json.Unmarshal(params, &p) != nil {
 			return
 		}
-		for _, l := range s.opts.Host.Live() {
-			sessionOf(l).cancelRequest(p.RequestID)
+		for _, ss := range s.ownSessions() {
+			ss.cancelRequest(p.RequestID)
 		}
 	}
 }
@@ -294,11 +297,12 @@ func (s *Server) request(method string, id, params json.RawMessage) {
 			return
 		}
 		s.opts.Host.Route(p.SessionID, func(l *sessions.Live) {
-			if l == nil {
+			ss := s.sessionOf(l)
+			if ss == nil {
 				s.c.fail(id, errSessionNotFound(p.SessionID))
 				return
 			}
-			sessionOf(l).push(method, id, params)
+			ss.push(method, id, params)
 		})
 	default:
 		s.c.fail(id, errMethodNotFound(method))

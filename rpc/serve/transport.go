@@ -52,10 +52,23 @@ func ListenUnix(path string) (net.Listener, error) {
 	return ln, nil
 }
 
-// ServeListener serves every client that connects to ln (each on its own
-// goroutines) until ctx ends or ln fails; it returns once its clients'
-// connections are over.
-func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+// ConnFunc serves one connection: lines from r, frames to w (each in one
+// Write); closeConn closes the connection. The RPC clients' is
+// Server.RPC; cmd/xcsh gives one for ACP clients.
+type ConnFunc func(ctx context.Context, r io.Reader, w io.Writer, closeConn func()) error
+
+// RPC is the ConnFunc of RPC clients; drainAtEOF: the end of a client's
+// input is a half close (ConnOptions.DrainAtEOF).
+func (s *Server) RPC(drainAtEOF bool) ConnFunc {
+	return func(ctx context.Context, r io.Reader, w io.Writer, closeConn func()) error {
+		return s.ServeConn(ctx, r, w, closeConn, ConnOptions{DrainAtEOF: drainAtEOF})
+	}
+}
+
+// Accept serves every client that connects to ln with serve (each on its
+// own goroutines) until ctx ends or ln fails; it returns once its
+// clients' connections are over.
+func Accept(ctx context.Context, ln net.Listener, serve ConnFunc, log io.Writer) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -72,20 +85,20 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 		go func() {
 			defer wg.Done()
 			defer conn.Close()
-			if err := s.ServeConn(ctx, conn, conn, func() { conn.Close() }, ConnOptions{DrainAtEOF: true}); err != nil {
-				s.logf("%v", err)
+			if err := serve(ctx, conn, conn, func() { conn.Close() }); err != nil {
+				fmt.Fprintf(log, "xcsh: serve: %v\n", err)
 			}
 		}()
 	}
 }
 
-// WebSocket serves clients over WebSocket: each text message is one line
-// (a client's message may hold several, one per line) and each frame one
-// message. Token, when set, must come with the upgrade request, as
-// "Authorization: Bearer <token>" or "?token=<token>" (a browser cannot
-// set headers); a wrong or missing one is refused with 401 before any
-// frame.
-func (s *Server) WebSocket(ctx context.Context, token string) http.Handler {
+// WebSocket serves clients over WebSocket with serve: each text message
+// is one line (a client's message may hold several, one per line) and
+// each frame one message. Token, when set, must come with the upgrade
+// request, as "Authorization: Bearer <token>" or "?token=<token>" (a
+// browser cannot set headers); a wrong or missing one is refused with 401
+// before any frame.
+func WebSocket(ctx context.Context, token string, serve ConnFunc, log io.Writer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" && !tokenOK(r, token) {
 			http.Error(w, "a token is required: Authorization: Bearer <token>, or ?token=<token>", http.StatusUnauthorized)
@@ -97,7 +110,7 @@ func (s *Server) WebSocket(ctx context.Context, token string) http.Handler {
 			return
 		}
 		ws.SetReadLimit(-1)
-		s.serveWebSocket(ctx, ws)
+		serveWebSocket(ctx, ws, serve, log)
 	})
 }
 
@@ -110,7 +123,7 @@ func tokenOK(r *http.Request, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
 }
 
-func (s *Server) serveWebSocket(ctx context.Context, ws *websocket.Conn) {
+func serveWebSocket(ctx context.Context, ws *websocket.Conn, serve ConnFunc, log io.Writer) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -138,8 +151,8 @@ func (s *Server) serveWebSocket(ctx context.Context, ws *websocket.Conn) {
 		ws.Close(websocket.StatusNormalClosure, "")
 		pr.Close()
 	}
-	if err := s.ServeConn(ctx, pr, out, closeConn, ConnOptions{}); err != nil {
-		s.logf("%v", err)
+	if err := serve(ctx, pr, out, closeConn); err != nil {
+		fmt.Fprintf(log, "xcsh: serve: %v\n", err)
 	}
 	closeConn()
 }
