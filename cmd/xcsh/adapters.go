@@ -79,10 +79,11 @@ func (m *mux) setFake(p engine.Provider) { m.byAPI["fake"] = p }
 
 // adapterFor is the adapter that serves model, nil when none does.
 func (m *mux) adapterFor(model engine.Model) engine.Provider {
-	if model.Provider == "ollama" {
+	if model.Provider == "ollama" && (model.API == "openai-responses" || model.API == "") {
 		// The registry's implicit Ollama provider says openai-responses (the
 		// original's choice); we speak Ollama's native API, which honours
-		// num_ctx.
+		// num_ctx. An "ollama" provider of models.json that names another
+		// API gets that API's adapter.
 		return m.byAPI["ollama"]
 	}
 	return m.byAPI[model.API]

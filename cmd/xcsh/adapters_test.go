@@ -29,9 +29,12 @@ func TestMuxServesEveryAPI(t *testing.T) {
 	if len(m.byAPI) != len(supportedAPIs()) {
 		t.Errorf("the mux routes %d APIs, the list has %d", len(m.byAPI), len(supportedAPIs()))
 	}
-	// Ollama's models go to the native adapter whatever API they declare.
-	if p := m.adapterFor(engine.Model{API: "openai-responses", Provider: "ollama"}); seen[p] != "ollama" {
-		t.Errorf("an ollama model with api openai-responses goes to the %s adapter", seen[p])
+	// The implicit Ollama provider's API (the original's openai-responses)
+	// means the native adapter; another API named for it is that API's.
+	for api, want := range map[string]string{"openai-responses": "ollama", "": "ollama", "openai-completions": "openai-completions"} {
+		if p := m.adapterFor(engine.Model{API: api, Provider: "ollama"}); seen[p] != want {
+			t.Errorf("an ollama model with api %q goes to the %s adapter, want %s", api, seen[p], want)
+		}
 	}
 
 	err = m.Stream(context.Background(), &engine.Request{Model: engine.Model{API: "google-generative-ai", Provider: "g", ID: "gemini"}},
