@@ -67,7 +67,7 @@ const (
 type StreamEvent struct {
 	Kind       StreamEventKind
 	Delta      string
-	Signature  string // thinking signature, on StreamThinkingEnd
+	Signature  string // the block's signature, on StreamThinkingEnd and StreamTextEnd
 	ToolCallID string
 	ToolName   string
 	Arguments  []byte // final arguments JSON object, on StreamToolCallEnd (optional)

@@ -20,7 +20,7 @@ type StreamWriter struct {
 	open    openKind
 	stopped bool // err is set or Done was emitted: nothing more is emitted
 
-	sig        string // signature of the open thinking block
+	sig        string // signature of the open thinking or text block
 	id, name   string // the open tool call
 	responseID string // to attach to the next event (ResponseID)
 }
@@ -85,7 +85,7 @@ func (w *StreamWriter) start(k openKind, ev StreamEvent) error {
 	if err := w.EndBlock(); err != nil || w.stopped {
 		return err
 	}
-	w.open = k
+	w.open, w.sig = k, ""
 	return w.emit(ev)
 }
 
@@ -116,14 +116,26 @@ func (w *StreamWriter) text(delta string) error {
 	return w.emit(StreamEvent{Kind: StreamTextDelta, Delta: delta})
 }
 
-// EndText ends the open text block; it does nothing when the open block is
-// not text.
+// TextSignature appends part to the signature that the open text block's
+// end carries (the Responses API's message item id, which the next request
+// sends back). It does nothing when no text block is open, and emits
+// nothing itself.
+func (w *StreamWriter) TextSignature(part string) {
+	if w.open == openText {
+		w.sig += part
+	}
+}
+
+// EndText ends the open text block with the signature collected; it does
+// nothing when the open block is not text.
 func (w *StreamWriter) EndText() error {
 	if w.open != openText {
 		return w.err
 	}
 	w.open = openNone
-	return w.emit(StreamEvent{Kind: StreamTextEnd})
+	sig := w.sig
+	w.sig = ""
+	return w.emit(StreamEvent{Kind: StreamTextEnd, Signature: sig})
 }
 
 // Thinking appends delta to the open thinking block, ending any other open
@@ -131,7 +143,6 @@ func (w *StreamWriter) EndText() error {
 // the block.
 func (w *StreamWriter) Thinking(delta string) error {
 	if w.open != openThinking {
-		w.sig = ""
 		if err := w.start(openThinking, StreamEvent{Kind: StreamThinkingStart}); err != nil {
 			return err
 		}

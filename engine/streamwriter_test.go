@@ -16,6 +16,9 @@ func renderEvent(ev StreamEvent) string {
 	case StreamTextDelta:
 		return "text " + ev.Delta
 	case StreamTextEnd:
+		if ev.Signature != "" {
+			return "text_end sig=" + ev.Signature
+		}
 		return "text_end"
 	case StreamThinkingStart:
 		return "thinking_start"
@@ -94,6 +97,22 @@ func TestStreamWriter(t *testing.T) {
 				return errors.Join(err, w.Thinking("y"), w.EndThinking())
 			},
 			want: []string{"thinking_start", "thinking x", "thinking_end sig=", "thinking_start", "thinking y", "thinking_end sig="},
+		},
+		{
+			name: "a text block's signature rides on its end, once; one outside a text block is dropped",
+			write: func(w *StreamWriter) error {
+				w.TextSignature("lost")
+				err := w.Text("a")
+				w.TextSignature(`{"v":1,`)
+				w.TextSignature(`"id":"msg_1"}`)
+				err = errors.Join(err, w.Thinking("t"))
+				w.TextSignature("lost too")
+				err = errors.Join(err, w.Text("b"))
+				w.TextSignature("msg_2")
+				return errors.Join(err, w.EndText(), w.Text(""), w.Done(StopStop, ""))
+			},
+			want: []string{"text_start", "text a", `text_end sig={"v":1,"id":"msg_1"}`, "thinking_start", "thinking t", "thinking_end sig=",
+				"text_start", "text b", "text_end sig=msg_2", "text_start", "text_end", "done stop "},
 		},
 		{
 			name: "text then tool calls back to back",

@@ -19,7 +19,7 @@ import (
 // Local servers are asked for their models first (bounded).
 func listModels(o *options, args []string, stdout, stderr io.Writer) error {
 	env := os.Getenv
-	reg, err := models.Load(sessionfile.AgentDir(env), env)
+	reg, err := loadRegistry(sessionfile.AgentDir(env), env)
 	if err != nil {
 		return &exitError{2, "Error: " + err.Error()}
 	}

@@ -67,10 +67,15 @@ const maxConfigBytes = 64 << 20
 // the file, the line and the field. The files are read under engine/safefile's
 // rule: a FIFO, a device, a link to /dev/zero or a file over 64 MiB is
 // refused ("models: <path>: it is a named pipe (FIFO), not a regular
-// file") instead of blocking or exhausting the start.
-func Load(agentDir string, env func(string) string) (*Registry, error) {
+// file") instead of blocking or exhausting the start. Options narrow what
+// a file may say (WithAPIs).
+func Load(agentDir string, env func(string) string, opts ...Option) (*Registry, error) {
 	if env == nil {
 		env = func(string) string { return "" }
+	}
+	var lc loadConfig
+	for _, o := range opts {
+		o(&lc)
 	}
 	var cfgs []*providerConfig
 	if agentDir != "" {
@@ -95,7 +100,7 @@ func Load(agentDir string, env func(string) string) (*Registry, error) {
 			if err != nil {
 				return nil, err
 			}
-			pcs, err := (&configParser{file: path}).parseConfig(root)
+			pcs, err := (&configParser{file: path, apis: lc.apis}).parseConfig(root)
 			if err != nil {
 				return nil, err
 			}

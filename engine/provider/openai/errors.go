@@ -101,19 +101,26 @@ func streamError(ev ssestream.Event, red redactor) *engine.ProviderError {
 	if msg == "" {
 		msg = "error event: " + strings.TrimSpace(string(ev.Data))
 	}
-	kind := engine.ErrorOther
-	switch {
-	case code == "context_length_exceeded" || overflowPattern().MatchString(msg):
-		kind = engine.ErrorContextOverflow
-	case strings.Contains(code, "rate_limit") || strings.Contains(typ, "rate_limit") || code == "insufficient_quota":
-		kind = engine.ErrorRateLimit
-	case typ == "server_error" || code == "server_error" || strings.Contains(strings.ToLower(msg), "overloaded"):
-		kind = engine.ErrorOverloaded
-	}
+	kind := eventKind(code, typ, msg)
 	msg = matchRetryable(kind, red.clean(msg))
 	// Err is the SDK's type for an error event, as its own stream reports
 	// it, with the cleaned text (Event keeps the raw data).
 	return &engine.ProviderError{Kind: kind, Message: msg, Err: &ssestream.StreamError{Message: msg, Event: ev}}
+}
+
+// eventKind classifies an error that came without a status (an error
+// event inside a 200 stream, a failed response) by its code, type and
+// wording.
+func eventKind(code, typ, msg string) engine.ErrorKind {
+	switch {
+	case code == "context_length_exceeded" || overflowPattern().MatchString(msg):
+		return engine.ErrorContextOverflow
+	case strings.Contains(code, "rate_limit") || strings.Contains(typ, "rate_limit") || code == "insufficient_quota":
+		return engine.ErrorRateLimit
+	case typ == "server_error" || code == "server_error" || strings.Contains(strings.ToLower(msg), "overloaded"):
+		return engine.ErrorOverloaded
+	}
+	return engine.ErrorOther
 }
 
 // errorObject returns the raw "error" member of an error event, or nil.
@@ -210,4 +217,47 @@ func bodyMessage(body string) string {
 		return d
 	}
 	return ""
+}
+
+// responseEventError converts a Responses "error" event
+// ({"type":"error","code":...,"message":...}), or one that nests its error
+// object as chat completions does.
+func responseEventError(ev *respEvent, data []byte, red redactor) *engine.ProviderError {
+	msg, code, typ := ev.Message, string(ev.Code), ""
+	if msg == "" {
+		var e sdk.Error
+		if inner := errorObject(data); inner != nil && e.UnmarshalJSON(inner) == nil {
+			msg, code, typ = e.Message, e.Code, e.Type
+		}
+	}
+	if msg == "" {
+		msg = "error event: " + strings.TrimSpace(string(data))
+	}
+	kind := eventKind(code, typ, msg)
+	msg = matchRetryable(kind, red.clean(msg))
+	return &engine.ProviderError{Kind: kind, Message: msg, Err: &ssestream.StreamError{Message: msg, Event: ssestream.Event{Type: "error", Data: data}}}
+}
+
+// responseFailed converts a response that ended failed or cancelled, in
+// the original's words: "<code>: <message>".
+func responseFailed(r *respResponse, red redactor) *engine.ProviderError {
+	var msg, code string
+	switch {
+	case r.Error != nil:
+		code = string(r.Error.Code)
+		c, m := code, r.Error.Message
+		if c == "" {
+			c = "unknown"
+		}
+		if m == "" {
+			m = "no message"
+		}
+		msg = c + ": " + m
+	case r.IncompleteDetails != nil && r.IncompleteDetails.Reason != "":
+		msg = "incomplete: " + r.IncompleteDetails.Reason
+	default:
+		msg = "Unknown error (no error details in response; status " + strconv.Quote(r.Status) + ")"
+	}
+	kind := eventKind(code, "", msg)
+	return &engine.ProviderError{Kind: kind, Message: matchRetryable(kind, red.clean(msg))}
 }
