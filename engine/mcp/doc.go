@@ -18,7 +18,9 @@
 // (notifications/tools/list_changed) or that answered a call since (a
 // server changes its list while it handles a call, and its notification
 // may still be queued when the result arrives), so the call offers the
-// tools as they are.
+// tools as they are. Re-reads are coalesced (server.refreshLoop): one
+// tools/list under way per server, at most one more queued, whatever the
+// number of notifications.
 //
 // A call runs under the engine's cancellation (abort sends MCP's
 // notifications/cancelled, through the SDK) and a per-call timeout. A

@@ -174,12 +174,9 @@ func (m *Manager) Settle(ctx context.Context) {
 		s.waitStarted(ctx)
 	}
 	for _, s := range m.servers {
-		if s.claimRefresh() {
-			s.refresh(ctx)
-		}
 		// A refresh the server's own notification started may hold the
 		// new list: the model call waits for it too.
-		s.waitRefreshes(ctx)
+		s.settleList(ctx)
 	}
 }
 

@@ -380,33 +380,59 @@ func TestClientServers(t *testing.T) {
 }
 
 // A refresh the server's list_changed notification started may have taken
-// the dirty mark a call's result set: the model call's settle waits for
-// it instead of going on with the old list (a race seen under -race with
-// a CPU hog: mcp_tools_list_changed offered the old list).
+// the mark a call's result set: the model call's settle waits for it
+// instead of going on with the old list (a race seen under -race with a
+// CPU hog: mcp_tools_list_changed offered the old list). It waits for the
+// marks made before it only: a flood that goes on holds it no longer.
 func TestSettleWaitsForARefreshUnderWay(t *testing.T) {
-	s := &server{state: stateConnected, dirty: true}
-	if !s.claimRefresh() {
-		t.Fatal("a dirty connected server was not claimed")
-	}
-	if s.claimRefresh() {
-		t.Fatal("claimed twice for one mark")
-	}
+	m := New(Options{})
+	defer m.Close()
+	// A refresher is under way for the mark the call's result made.
+	s := &server{m: m, state: stateConnected, refreshed: make(chan struct{}), marks: 1, refresher: true}
 	done := make(chan struct{})
-	go func() { s.waitRefreshes(context.Background()); close(done) }()
+	go func() { s.settleList(context.Background()); close(done) }()
 	select {
 	case <-done:
 		t.Fatal("the wait ended while the refresh runs")
 	case <-time.After(20 * time.Millisecond):
 	}
-	s.endRefresh()
+	// The refresh ends while notifications keep coming: the settle is
+	// over, later marks are the refresher's next round.
+	s.mu.Lock()
+	s.read, s.marks = 1, 1000
+	close(s.refreshed)
+	s.refreshed = make(chan struct{})
+	s.mu.Unlock()
 	<-done
-	s.waitRefreshes(context.Background()) // none under way: returns at once
 
 	// Bounded: a refresh that hangs holds the model call only until ctx ends.
-	s.dirty = true
-	s.claimRefresh()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	s.waitRefreshes(ctx)
-	s.endRefresh()
+	s.settleList(ctx)
+}
+
+// Marks made while a refresh cannot begin are read at once, by one
+// tools/list: the server's count of them says so.
+func TestRefreshesCoalesced(t *testing.T) {
+	t.Parallel()
+	m, _, _ := startManager(t, engine.DeterministicEpoch, `,"`+mcptest.WireEnv+`":"1"`)
+	s := m.servers[0]
+	if got := text(call(t, m, "lists", `{}`)); got != "tools/list requests: 1" {
+		t.Fatalf("at start: %q", got)
+	}
+	m.Settle(context.Background()) // the call's own mark
+	if got := text(call(t, m, "lists", `{}`)); got != "tools/list requests: 2" {
+		t.Fatalf("after a call: %q", got)
+	}
+	m.Settle(context.Background())
+	s.mu.Lock()
+	for range 1000 { // as the notification handler does
+		s.marks++
+		s.kickRefresher()
+	}
+	s.mu.Unlock()
+	m.Settle(context.Background())
+	if got := text(call(t, m, "lists", `{}`)); got != "tools/list requests: 4" {
+		t.Errorf("after 1000 marks: %q, want 4 (2 + the call's + one for the 1000)", got)
+	}
 }

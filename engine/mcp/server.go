@@ -48,20 +48,24 @@ type server struct {
 	starting    chan struct{} // non-nil while a start is under way; closed at its end
 	toolNames   []string
 	listChanged bool // the server announces tool list changes
-	dirty       bool // its tool list may have changed since it was read
 	closing     bool
-	// refreshing counts the refreshes claimed and not finished; settled
-	// is closed when it drops to zero (nil while none runs). Settle waits
-	// on it: a refresh the server's notification started may have taken
-	// the dirty mark the call's result set.
-	refreshing int
-	settled    chan struct{}
-
-	refreshMu sync.Mutex // one tools/list at a time
+	// Tool-list refreshes are coalesced: each sign that the list may have
+	// changed (a list_changed notification, a call's answer) bumps marks;
+	// one refresher goroutine at a time (refresher) re-reads the list
+	// while read < marks, taking every mark made before it began at once.
+	// A flood of notifications thus costs one tools/list under way and at
+	// most one more, and a model call (Settle) waits for the marks made
+	// before it (a refresh under way included), never for later ones.
+	// read is the marks value the last finished refresh began at;
+	// refreshed is closed (and replaced) each time read moves.
+	marks, read uint64
+	refresher   bool
+	refreshed   chan struct{}
 }
 
 func newServer(m *Manager, cfg serverConfig) *server {
-	s := &server{m: m, cfg: cfg, group: "mcp:" + cfg.Name, red: newRedactor(cfg.secrets), state: stateFailed}
+	s := &server{m: m, cfg: cfg, group: "mcp:" + cfg.Name, red: newRedactor(cfg.secrets), state: stateFailed,
+		refreshed: make(chan struct{})}
 	switch {
 	case cfg.Disabled:
 		s.state = stateDisabled
@@ -126,7 +130,7 @@ func (s *server) runStart(ch chan struct{}) {
 	s.mu.Lock()
 	s.gen++
 	gen := s.gen
-	s.cs, s.proc, s.done, s.listChanged, s.dirty = cs, proc, done, lc, false
+	s.cs, s.proc, s.done, s.listChanged = cs, proc, done, lc
 	closing := s.closing
 	s.mu.Unlock()
 	if closing {
@@ -191,15 +195,12 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 			return s.m.elicit(ctx, s, req)
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			// Between runs nobody settles: read the new list now (or
+			// after the refresh under way).
 			s.mu.Lock()
-			s.dirty = true
+			s.marks++
+			s.kickRefresher()
 			s.mu.Unlock()
-			// Between runs nobody settles: read the new list now.
-			s.m.goBackground(func() {
-				if s.claimRefresh() {
-					s.refresh(s.m.ctx)
-				}
-			})
 		},
 	})
 	var t mcp.Transport
@@ -291,57 +292,71 @@ func (s *server) install(tools []engine.Tool) {
 	s.mu.Unlock()
 }
 
-// claimRefresh reports whether the tool list may have changed and, if so,
-// clears the mark and counts a refresh under way: the caller must then
-// call refresh, which ends it.
-func (s *server) claimRefresh() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d := s.dirty && s.state == stateConnected
-	s.dirty = false
-	if d {
-		if s.refreshing == 0 {
-			s.settled = make(chan struct{})
-		}
-		s.refreshing++
-	}
-	return d
-}
-
-// endRefresh ends a refresh claimRefresh counted.
-func (s *server) endRefresh() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.refreshing--; s.refreshing == 0 {
-		close(s.settled)
-		s.settled = nil
-	}
-}
-
-// waitRefreshes waits, bounded by ctx, for the refreshes under way.
-func (s *server) waitRefreshes(ctx context.Context) {
-	s.mu.Lock()
-	ch := s.settled
-	s.mu.Unlock()
-	waitOn(ctx, ch)
-}
-
-// refresh re-reads the tool list and installs it.
-func (s *server) refresh(ctx context.Context) {
-	defer s.endRefresh()
-	s.refreshMu.Lock()
-	defer s.refreshMu.Unlock()
-	s.mu.Lock()
-	cs, gen := s.cs, s.gen
-	s.mu.Unlock()
-	if cs == nil {
+// kickRefresher starts the refresher unless it runs: it then takes the
+// new marks on its next round. (s.mu held)
+func (s *server) kickRefresher() {
+	if s.refresher || s.read >= s.marks {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.m.o.StartTimeout)
+	s.refresher = true
+	s.m.goBackground(s.refreshLoop)
+}
+
+// settleList waits, bounded by ctx, until a refresh that began after every
+// mark made so far has finished (one under way may do): the next model
+// call then offers the tools as the server has them.
+func (s *server) settleList(ctx context.Context) {
+	s.mu.Lock()
+	target := s.marks
+	s.kickRefresher()
+	for s.read < target {
+		ch := s.refreshed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+		s.mu.Lock()
+	}
+	s.mu.Unlock()
+}
+
+// refreshLoop is the refresher: while marks are unread it reads the list
+// once for all of them. A server that is starting is waited for (its start
+// lists the tools, but a mark made meanwhile may postdate that); one that
+// is down has nothing to read (its next start lists anew).
+func (s *server) refreshLoop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.read < s.marks && s.m.ctx.Err() == nil {
+		if ch := s.starting; ch != nil {
+			s.mu.Unlock()
+			waitOn(s.m.ctx, ch)
+			s.mu.Lock()
+			continue
+		}
+		begin, cs, gen := s.marks, s.cs, s.gen
+		if s.state == stateConnected && cs != nil {
+			s.mu.Unlock()
+			s.refresh(cs, gen)
+			s.mu.Lock()
+		}
+		s.read = max(s.read, begin)
+		close(s.refreshed)
+		s.refreshed = make(chan struct{})
+	}
+	s.refresher = false
+}
+
+// refresh re-reads the tool list of connection gen and installs it. A
+// failure installs nothing: the call that fails next reports the state.
+func (s *server) refresh(cs *mcp.ClientSession, gen int) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.o.StartTimeout)
 	defer cancel()
 	tools, err := s.listTools(ctx, cs)
 	if err != nil {
-		return // the call that fails next reports the server's state
+		return
 	}
 	s.mu.Lock()
 	current := s.gen == gen && s.state == stateConnected

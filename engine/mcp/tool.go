@@ -102,7 +102,7 @@ func (t *tool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.Tool
 		// The server may have changed its list while handling the call;
 		// its notification can still be queued: re-read before the next
 		// model call (Settle).
-		s.dirty = true
+		s.marks++
 	}
 	s.mu.Unlock()
 	return s.result(out), nil
