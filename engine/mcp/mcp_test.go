@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/childenv"
 	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
 )
 
@@ -94,11 +96,86 @@ func TestLoadConfigs(t *testing.T) {
 	if got := newRedactor(byName["b"].secrets).text("Bearer tok-secret"); got != "***" {
 		t.Errorf("b's secrets redact to %q", got)
 	}
+	if b := byName["b"]; !reflect.DeepEqual(b.envVars, map[string]string{"TOKEN": "tok-secret"}) {
+		t.Errorf("b's variables %v", b.envVars)
+	}
 	if c := byName["c"]; !strings.Contains(c.Problem, "unknown type") {
 		t.Errorf("c: %+v", c)
 	}
 	if len(warnings) != 2 { // the shadowed "a", the invalid agent file
 		t.Errorf("warnings %q", warnings)
+	}
+}
+
+// The variables an entry names (any field, ${VAR}, ${VAR:-d} or a bare
+// $VAR a shell expands) and those whose value is one of its secrets are
+// its secret variables: redacted, removed from other children's
+// environments, given back to its own process. Layout variables (HOME,
+// PATH) are neither.
+func TestSecretVariables(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"API_KEY": "key-value-1", "SH_TOKEN": "sh-token-2", "HOME": "/home/u", "PATH": "/bin:/usr/bin",
+		"URL_KEY": "url-key-3", "UNUSED": "unused-value"}
+	get := func(k string) string { return env[k] }
+	raw := rawServer{Command: "sh", Args: []string{"-c", "srv --token $SH_TOKEN --dir ${HOME}/x"},
+		Env: map[string]string{"A": "${API_KEY}", "P": "${PATH}:/opt", "LIT": "literal-secret-4", "MODE": "${MODE_UNSET:-quiet}"}}
+	c := parseServer("s", "f", raw, get)
+	if c.Problem != "" {
+		t.Fatal(c.Problem)
+	}
+	want := map[string]string{"API_KEY": "key-value-1", "SH_TOKEN": "sh-token-2"}
+	if !reflect.DeepEqual(c.envVars, want) {
+		t.Errorf("named: %v, want %v", c.envVars, want)
+	}
+	red := newRedactor(c.secrets)
+	if got := red.text("key-value-1 sh-token-2 /home/u/x /bin:/usr/bin"); got != "*** *** /home/u/x /bin:/usr/bin" {
+		t.Errorf("redacted: %q", got)
+	}
+	h := parseServer("h", "f", rawServer{Type: "http", URL: "https://h/?k=${URL_KEY}", Headers: map[string]string{"X": "hdr-literal-5"}}, get)
+
+	// The environment holds some secrets under other names too.
+	environ := []string{"API_KEY=key-value-1", "ALIAS=key-value-1", "COPY=literal-secret-4", "HDR=hdr-literal-5",
+		"PWD=literal-secret-4", "SHORT=quiet", "UNUSED=unused-value", "NOEQUALS"}
+	cfgs := []serverConfig{c, h}
+	names := secretEnv(cfgs, environ)
+	if want := []string{"ALIAS", "API_KEY", "COPY", "HDR", "SH_TOKEN", "URL_KEY"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("dropped %v, want %v", names, want)
+	}
+	// The stdio server gets its variables back; its own values win.
+	got := cfgs[0].Env
+	for k, v := range map[string]string{"API_KEY": "key-value-1", "ALIAS": "key-value-1", "COPY": "literal-secret-4",
+		"SH_TOKEN": "sh-token-2", "A": "key-value-1", "LIT": "literal-secret-4"} {
+		if got[k] != v {
+			t.Errorf("server env %s=%q, want %q", k, got[k], v)
+		}
+	}
+	if _, ok := got["HDR"]; ok {
+		t.Error("the stdio server got the http server's variable")
+	}
+	if cfgs[1].Env != nil {
+		t.Errorf("an http server got an environment: %v", cfgs[1].Env)
+	}
+}
+
+// A Manager drops its servers' secret variables from every child's
+// environment as soon as it is made, before any command can run.
+func TestNewDropsSecretVariables(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{"mcpServers":{"x":{"command":"never-started","env":{"T":"${XCSH_MCP_TEST_SECRET}"}}}}`
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XCSH_MCP_TEST_SECRET", "drop-me-please")
+	t.Setenv("XCSH_MCP_TEST_ALIAS", "drop-me-please")
+	m := New(Options{Cwd: dir})
+	defer m.Close()
+	for _, kv := range childenv.Environ() {
+		if strings.Contains(kv, "drop-me-please") {
+			t.Errorf("still in a child's environment: %s", kv)
+		}
+	}
+	if got := childEnv(m.servers[0].cfg.Env); !slices.Contains(got, "XCSH_MCP_TEST_SECRET=drop-me-please") || !slices.Contains(got, "T=drop-me-please") {
+		t.Errorf("the server lost its own: %q", got)
 	}
 }
 
@@ -415,7 +492,7 @@ func TestSettleWaitsForARefreshUnderWay(t *testing.T) {
 // tools/list: the server's count of them says so.
 func TestRefreshesCoalesced(t *testing.T) {
 	t.Parallel()
-	m, _, _ := startManager(t, engine.DeterministicEpoch, `,"`+mcptest.WireEnv+`":"1"`)
+	m, _, _ := startManager(t, engine.DeterministicEpoch, `,"`+mcptest.ExtrasEnv+`":"1"`)
 	s := m.servers[0]
 	if got := text(call(t, m, "lists", `{}`)); got != "tools/list requests: 1" {
 		t.Fatalf("at start: %q", got)

@@ -4,8 +4,9 @@
 // process (NewHTTP). Its tools exercise every path of the client: text,
 // images and resources, errors, a crash, a hang, a cancellation, a tool
 // list that changes, an elicitation, the secrets it was given, and (over
-// stdio, with WireEnv set) a flood of tools/list_changed notifications and
-// a count of the tools/list requests the client made.
+// stdio, with ExtrasEnv set) a flood of tools/list_changed notifications,
+// a count of the tools/list requests the client made and the length of a
+// variable of its environment.
 package mcptest
 
 import (
@@ -32,10 +33,10 @@ const (
 	MarkerDirEnv = "MCPTEST_MARKER_DIR"
 	// TokenEnv is the secret the client passes (env in mcp.json).
 	TokenEnv = "MCP_TOKEN"
-	// WireEnv set to 1 gives the stdio server the tools flood and lists,
-	// which work on its wire (the other scenarios' tool lists stay as
-	// they are).
-	WireEnv = "MCPTEST_WIRE"
+	// ExtrasEnv set to 1 gives the stdio server the tools flood, lists
+	// (which work on its wire) and env (the other scenarios' tool lists
+	// stay as they are).
+	ExtrasEnv = "MCPTEST_EXTRAS"
 )
 
 // onePixelPNG is a 1×1 transparent PNG.
@@ -49,6 +50,10 @@ type echoIn struct {
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+type envIn struct {
+	Name string `json:"name" jsonschema:"the variable"`
 }
 
 type floodIn struct {
@@ -151,6 +156,14 @@ func newServer(w *wire) *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 			return text(fmt.Sprintf("tools/list requests: %d", w.lists.Load())), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "The length of a variable of the server's environment"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, any, error) {
+			v, ok := os.LookupEnv(in.Name)
+			if !ok {
+				return text(in.Name + " is not set"), nil, nil
+			}
+			return text(fmt.Sprintf("%s has %d characters", in.Name, len(v))), nil, nil
+		})
 	return s
 }
 
@@ -246,7 +259,7 @@ func mark(name string) {
 func Main() {
 	var t mcp.Transport = &mcp.StdioTransport{}
 	var w *wire
-	if os.Getenv(WireEnv) == "1" {
+	if os.Getenv(ExtrasEnv) == "1" {
 		w = &wire{}
 		t = w
 	}
