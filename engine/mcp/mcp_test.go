@@ -199,6 +199,51 @@ func TestToolName(t *testing.T) {
 	if got := toolName(strings.Repeat("s", 40), strings.Repeat("t", 40)); len(got) != 64 {
 		t.Errorf("len %d", len(got))
 	}
+	// Cut names end with a hash of the real ones: two tools (of one
+	// server or two) that would be one when cut stay two, always named
+	// alike.
+	long := strings.Repeat("x", 70)
+	a, b := toolName("s", long+"a"), toolName("s", long+"b")
+	c := toolName(strings.Repeat("s", 30), long)
+	if a == b || len(a) != 64 || len(b) != 64 || a[:55] != b[:55] || a != toolName("s", long+"a") {
+		t.Errorf("cut names %q %q", a, b)
+	}
+	if c == toolName(strings.Repeat("s", 30)+"_", long) {
+		t.Errorf("two servers' cut names collide: %q", c)
+	}
+	// Names that sanitize alike in one list: the later one is hashed. A
+	// name listed twice stays one (the session keeps the first).
+	got := toolNames("s", []string{"a.b", "a_b", "c", long + "a", long + "a"})
+	if got[0] != "mcp__s__a_b" || got[1] == got[0] || !strings.HasPrefix(got[1], "mcp__s__a_b_") || got[2] != "mcp__s__c" ||
+		got[3] != a || got[4] != a {
+		t.Errorf("toolNames %q", got)
+	}
+}
+
+// get_mcp_servers lists what the session installed: a name skipped because
+// another tool has it is left out, one installed is listed once.
+func TestInstalledNames(t *testing.T) {
+	t.Parallel()
+	tools := func(names ...string) []engine.Tool {
+		var out []engine.Tool
+		for _, n := range names {
+			out = append(out, &tool{full: n})
+		}
+		return out
+	}
+	cases := []struct {
+		list, skipped, want []string
+	}{
+		{[]string{"a", "b"}, nil, []string{"a", "b"}},
+		{[]string{"a", "b"}, []string{"b"}, []string{"a"}},
+		{[]string{"a", "a", "b"}, []string{"a"}, []string{"a", "b"}},
+		{[]string{"a", "a", "b"}, []string{"a", "a"}, []string{"b"}},
+	}
+	for _, c := range cases {
+		if got := installed(tools(c.list...), c.skipped); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("installed(%q, skipped %q) = %q, want %q", c.list, c.skipped, got, c.want)
+		}
+	}
 }
 
 func TestFormFields(t *testing.T) {

@@ -3,6 +3,8 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -260,12 +262,19 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // listTools reads the server's whole tool list as engine tools.
 func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]engine.Tool, error) {
-	var tools []engine.Tool
+	var list []*mcp.Tool
+	var names []string
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
-		tools = append(tools, s.newTool(t))
+		list = append(list, t)
+		names = append(names, t.Name)
+	}
+	full := toolNames(s.cfg.Name, names)
+	tools := make([]engine.Tool, len(list))
+	for i, t := range list {
+		tools[i] = s.newTool(t, full[i])
 	}
 	return tools, nil
 }
@@ -277,19 +286,30 @@ func (s *server) install(tools []engine.Tool) {
 	for _, n := range skipped {
 		s.m.warnf("MCP server %q: tool %q not offered: another tool has the name", s.cfg.Name, n)
 	}
-	names := make([]string, 0, len(tools))
-	skip := map[string]bool{}
-	for _, n := range skipped {
-		skip[n] = true
-	}
+	s.mu.Lock()
+	s.toolNames = installed(tools, skipped)
+	s.mu.Unlock()
+}
+
+// installed are the names of tools that SetToolGroup installed, given the
+// names it skipped: a name skipped as often as the list has it is not
+// installed; one skipped fewer times is (the first of its kind was).
+func installed(tools []engine.Tool, skipped []string) []string {
+	left := map[string]int{}
 	for _, t := range tools {
-		if !skip[t.Name()] {
-			names = append(names, t.Name())
+		left[t.Name()]++
+	}
+	for _, n := range skipped {
+		left[n]--
+	}
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		if n := t.Name(); left[n] > 0 {
+			names = append(names, n)
+			left[n] = 0 // listed once
 		}
 	}
-	s.mu.Lock()
-	s.toolNames = names
-	s.mu.Unlock()
+	return names
 }
 
 // kickRefresher starts the refresher unless it runs: it then takes the
@@ -500,14 +520,45 @@ func closeSession(cs *mcp.ClientSession, proc *exec.Cmd) {
 // sanitize keeps the characters tool names may have everywhere.
 var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
-// toolName is the name the model sees: mcp__<server>__<tool>, at most 64
-// characters (the providers' limit).
+// maxToolName is the longest tool name the providers take.
+const maxToolName = 64
+
+// toolName is the name the model sees: mcp__<server>__<tool>, with the
+// characters tool names may have everywhere. A longer one than
+// maxToolName is cut and ends with a hash of the server's and the tool's
+// names: two long names that share their beginning stay two tools, under
+// the same names whatever the order their servers connect or list them in.
 func toolName(server, tool string) string {
 	n := "mcp__" + unsafeName().ReplaceAllString(server, "_") + "__" + unsafeName().ReplaceAllString(tool, "_")
-	if len(n) > 64 {
-		n = n[:64]
+	if len(n) <= maxToolName {
+		return n
 	}
-	return n
+	return hashedName(n, server, tool)
+}
+
+// hashedName is n, cut to leave room, with "_" and 8 hex digits of a hash
+// of server and tool at its end.
+func hashedName(n, server, tool string) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	suffix := "_" + hex.EncodeToString(sum[:4])
+	return n[:min(len(n), maxToolName-len(suffix))] + suffix
+}
+
+// toolNames names a server's tools (in its list's order): toolName, and
+// for a tool whose name an earlier one of the list already has (after
+// sanitizing: "a.b" and "a_b"), the hashed form.
+func toolNames(server string, tools []string) []string {
+	out := make([]string, len(tools))
+	taken := make(map[string]bool, len(tools))
+	for i, t := range tools {
+		n := toolName(server, t)
+		if taken[n] {
+			n = hashedName(n, server, t)
+		}
+		taken[n] = true
+		out[i] = n
+	}
+	return out
 }
 
 func errResult(format string, args ...any) *engine.ToolResult {

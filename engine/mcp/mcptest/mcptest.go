@@ -34,10 +34,14 @@ const (
 	// TokenEnv is the secret the client passes (env in mcp.json).
 	TokenEnv = "MCP_TOKEN"
 	// ExtrasEnv set to 1 gives the stdio server the tools flood, lists
-	// (which work on its wire) and env (the other scenarios' tool lists
-	// stay as they are).
+	// (which work on its wire), env, and two whose names are too long
+	// (LongToolPrefix); the other scenarios' tool lists stay as they are.
 	ExtrasEnv = "MCPTEST_EXTRAS"
 )
+
+// LongToolPrefix begins the names of two of the extra tools, whose names
+// the client must cut (64 characters at most).
+const LongToolPrefix = "a_tool_whose_name_runs_well_past_what_the_providers_accept_"
 
 // onePixelPNG is a 1×1 transparent PNG.
 var onePixelPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
@@ -156,6 +160,14 @@ func newServer(w *wire) *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 			return text(fmt.Sprintf("tools/list requests: %d", w.lists.Load())), nil, nil
 		})
+	// Two names that begin alike: mcp__<server>__ with either is longer
+	// than the providers take, and cut to 64 they would be one.
+	for _, n := range []string{"one", "two"} {
+		mcp.AddTool(s, &mcp.Tool{Name: LongToolPrefix + n, Description: "A tool with a long name (" + n + ")"},
+			func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+				return text("long tool " + n), nil, nil
+			})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "The length of a variable of the server's environment"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, any, error) {
 			v, ok := os.LookupEnv(in.Name)
