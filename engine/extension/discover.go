@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -151,7 +152,7 @@ func manifestSpec(dir string) (Spec, error) {
 		}
 		cmd[i] = a
 	}
-	return Spec{Path: dir, Command: cmd, Deadline: time.Duration(m.Timeout) * time.Millisecond}, nil
+	return Spec{Path: dir, Command: cmd, Deadline: millis(m.Timeout)}, nil
 }
 
 // settings adds the extensions a settings file lists.
@@ -182,6 +183,16 @@ func (d *discovery) settings(file string) {
 			}
 			path, timeout = e.Path, e.Timeout
 		}
-		d.add(absolute(base, path), time.Duration(timeout)*time.Millisecond, true)
+		d.add(absolute(base, path), millis(timeout), true)
 	}
+}
+
+// millis is a timeout in milliseconds as a duration: 0 for none (or a
+// negative one), and never past what a Duration holds (the host caps it
+// at MaxDeadline and says so).
+func millis(ms int64) time.Duration {
+	if ms <= 0 {
+		return 0
+	}
+	return time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
 }

@@ -24,7 +24,8 @@
 // its stdout that are not JSON-RPC are logged and dropped: nothing it
 // writes ever reaches the host's stdout. The handshake (initialize) says
 // what it subscribes to and registers its tools and commands; Load runs
-// every handshake in parallel, bounded by each extension's deadline.
+// every handshake in parallel, bounded by each extension's deadline but
+// never past MaxHandshake (the session's ready waits for Load).
 //
 // # Cost
 //

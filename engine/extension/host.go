@@ -20,6 +20,16 @@ import (
 // otherwise, and is the least time its handshake gets.
 const DefaultDeadline = 5 * time.Second
 
+// MaxDeadline caps an extension's deadline (its timeout): a longer one is
+// taken as this, with a note in the log. A hook that takes longer is
+// stuck, and holds the run that waits for it.
+const MaxDeadline = time.Minute
+
+// MaxHandshake caps the handshake, whatever the deadline: the session's
+// ready waits for the extensions' handshakes, and a slow extension must not
+// hold it longer than this.
+const MaxHandshake = 10 * time.Second
+
 // Spec is one extension to run: what discovery found.
 type Spec struct {
 	// Path names the extension in extension_error frames and logs: the
@@ -27,9 +37,10 @@ type Spec struct {
 	Path string
 	// Command is the program and its arguments.
 	Command []string
-	// Deadline bounds each of its hooks (0: DefaultDeadline) and its
-	// handshake (never less than DefaultDeadline: starting a process on a
-	// loaded machine takes longer than answering a hook).
+	// Deadline bounds each of its hooks (0: DefaultDeadline; at most
+	// MaxDeadline) and its handshake (never less than DefaultDeadline:
+	// starting a process on a loaded machine takes longer than answering
+	// a hook; never more than MaxHandshake).
 	Deadline time.Duration
 }
 
@@ -117,13 +128,15 @@ func (h *Host) logf(format string, args ...any) {
 // deadline is e's bound for its hooks.
 func (e *ext) deadline() time.Duration {
 	if e.spec.Deadline > 0 {
-		return e.spec.Deadline
+		return min(e.spec.Deadline, MaxDeadline)
 	}
 	return DefaultDeadline
 }
 
 // handshakeDeadline is e's bound for its handshake.
-func (e *ext) handshakeDeadline() time.Duration { return max(e.deadline(), DefaultDeadline) }
+func (e *ext) handshakeDeadline() time.Duration {
+	return min(max(e.deadline(), DefaultDeadline), MaxHandshake)
+}
 
 // initParams is the initialize request.
 type initParams struct {
@@ -174,6 +187,9 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 	errs := make([]error, len(h.opts.Specs))
 	var wg sync.WaitGroup
 	for i, spec := range h.opts.Specs {
+		if spec.Deadline > MaxDeadline {
+			h.logf("extension %s: timeout %v is over the cap; %v is used", spec.Path, spec.Deadline, MaxDeadline)
+		}
 		e := newExt(h, spec)
 		exts[i] = e
 		wg.Add(1)
@@ -197,7 +213,11 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 	var tools []engine.Tool
 	for i, e := range exts {
 		if errs[i] != nil {
-			h.loadErrs = append(h.loadErrs, engine.ExtensionError{ExtensionPath: e.spec.Path, Event: "initialize", Error: errs[i].Error()})
+			// One that died during its handshake was reported then (event
+			// exit, with what it was handling): once is enough.
+			if !errors.Is(errs[i], errGone) {
+				h.loadErrs = append(h.loadErrs, engine.ExtensionError{ExtensionPath: e.spec.Path, Event: "initialize", Error: errs[i].Error()})
+			}
 			e.kill(errs[i])
 			continue
 		}

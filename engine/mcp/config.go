@@ -34,8 +34,15 @@ type serverConfig struct {
 	// Problem is why the entry cannot start (a missing variable, no
 	// command); the server is reported failed with it.
 	Problem string
-	// secrets are the values of Env and Headers.
+	// secrets are the values of Env and Headers, and those of the
+	// variables in envVars.
 	secrets []string
+	// envVars are the variables of xcsh's environment the entry brings
+	// to its server (name: value): those it names ($NAME, ${NAME},
+	// ${NAME:-default}, in any field) and those whose value is one of its
+	// secrets. They leave every other child's environment (the model's
+	// commands above all) and go back into this server's.
+	envVars map[string]string
 }
 
 // Server is one MCP server given in Options.Servers. Its values are used
@@ -203,10 +210,17 @@ func parseServer(name, file string, raw rawServer, getenv func(string) string) s
 		for _, m := range miss {
 			missing = append(missing, m+" (in "+field+")")
 		}
-		// A value that came from the environment may be a key wherever it
-		// lands (a URL's query, an argument): it is redacted too.
-		for _, v := range expandedValues(s, getenv) {
-			c.secrets = append(c.secrets, v)
+		// A variable the entry names may hold a key wherever it lands (a
+		// URL's query, an argument, a shell's $TOKEN): its value is a
+		// secret, redacted and kept for the server.
+		for _, name := range namedVars(s) {
+			if v := getenv(name); v != "" {
+				if c.envVars == nil {
+					c.envVars = map[string]string{}
+				}
+				c.envVars[name] = v
+				c.secrets = append(c.secrets, v)
+			}
 		}
 		return out
 	}
@@ -285,13 +299,16 @@ func expandVars(s string, getenv func(string) string) (string, []string) {
 	return out, missing
 }
 
-// expandedValues are the values ${VAR} references in s take from the
-// environment.
-func expandedValues(s string, getenv func(string) string) []string {
+var varName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`) })
+
+// namedVars are the variables s names as ${NAME}, ${NAME:-default} or
+// $NAME (expanded or not: a stdio server may be a shell that expands
+// $NAME itself), less the layout variables (layoutVar).
+func namedVars(s string) []string {
 	var out []string
-	for _, m := range varRef().FindAllStringSubmatch(s, -1) {
-		if v := getenv(m[1]); v != "" {
-			out = append(out, v)
+	for _, m := range varName().FindAllStringSubmatch(s, -1) {
+		if !layoutVar(m[1]) {
+			out = append(out, m[1])
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/childenv"
 )
 
 // Defaults of the Options durations.
@@ -31,7 +32,9 @@ type Options struct {
 	// NoConfigFiles reads no configuration file: only Servers start
 	// (--no-mcp still honours what an ACP client asks for).
 	NoConfigFiles bool
-	// Getenv expands ${VAR} in the configuration; nil: os.Getenv.
+	// Getenv expands ${VAR} in the configuration; nil: os.Getenv. The
+	// variables an entry names leave every other child's environment
+	// (engine/childenv), process-wide.
 	Getenv func(string) string
 	Clock  engine.Clock // restart pacing and call timeouts; nil: the system clock
 	Log    io.Writer    // warnings and the servers' stderr, redacted; nil discards
@@ -62,9 +65,8 @@ type Manager struct {
 	// wg counts every goroutine the manager starts; Close waits for it.
 	wg sync.WaitGroup
 
-	// loaded is closed once the configuration is read and every server
-	// has begun starting; servers and red are written before and only
-	// read after it.
+	// loaded is closed once every server has begun starting; servers and
+	// red are written in New and read by others only after it.
 	loaded  chan struct{}
 	servers []*server
 	red     redactor
@@ -95,14 +97,36 @@ func New(o Options) *Manager {
 	}
 	m := &Manager{o: o, loaded: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.load()
 	return m
 }
 
-// Start reads the configuration and starts every server, all in the
-// background: it returns at once. Nothing happens before after is closed
-// (the session's Ready: spawning processes competes for the CPU with the
-// start-up, so the servers start once the session has answered ready and
-// read its resources); nil starts at once.
+// load reads the configuration (a few small files) and removes the
+// variables that hold the servers' secrets from every other child's
+// environment. It runs in New, before the session exists: no command, no
+// extension and no supervisor started after it sees them.
+func (m *Manager) load() {
+	getenv := m.o.Getenv
+	if getenv == nil {
+		getenv = osGetenv
+	}
+	cfgs := loadConfigs(m.o, getenv, m.warnf)
+	childenv.Drop(secretEnv(cfgs, osEnviron())...)
+	var secrets []string
+	for _, c := range cfgs {
+		secrets = append(secrets, c.secrets...)
+	}
+	m.red = newRedactor(secrets)
+	for _, c := range cfgs {
+		m.servers = append(m.servers, newServer(m, c))
+	}
+}
+
+// Start starts every server in the background: it returns at once.
+// Nothing happens before after is closed (the session's Ready: spawning
+// processes competes for the CPU with the start-up, so the servers start
+// once the session has answered ready and read its resources); nil starts
+// at once.
 func (m *Manager) Start(host Host, after <-chan struct{}) {
 	m.host = host
 	m.wg.Add(1)
@@ -115,20 +139,6 @@ func (m *Manager) Start(host Host, after <-chan struct{}) {
 				close(m.loaded)
 				return
 			}
-		}
-		getenv := m.o.Getenv
-		if getenv == nil {
-			getenv = osGetenv
-		}
-		cfgs := loadConfigs(m.o, getenv, m.warnf)
-		var secrets []string
-		for _, c := range cfgs {
-			secrets = append(secrets, c.secrets...)
-		}
-		m.red = newRedactor(secrets)
-		for _, c := range cfgs {
-			s := newServer(m, c)
-			m.servers = append(m.servers, s)
 		}
 		// Every start is begun before loaded is closed: a Settle that sees
 		// loaded then waits for them (begun after, a start could be missed).
@@ -174,12 +184,9 @@ func (m *Manager) Settle(ctx context.Context) {
 		s.waitStarted(ctx)
 	}
 	for _, s := range m.servers {
-		if s.claimRefresh() {
-			s.refresh(ctx)
-		}
 		// A refresh the server's own notification started may hold the
 		// new list: the model call waits for it too.
-		s.waitRefreshes(ctx)
+		s.settleList(ctx)
 	}
 }
 

@@ -23,7 +23,8 @@ type tool struct {
 	schema      []byte
 }
 
-func (s *server) newTool(t *mcp.Tool) *tool {
+// newTool is t as the engine offers it, under the name full (toolNames).
+func (s *server) newTool(t *mcp.Tool, full string) *tool {
 	desc := strings.TrimSpace(t.Description)
 	if desc == "" {
 		desc = strings.TrimSpace(t.Title)
@@ -37,7 +38,7 @@ func (s *server) newTool(t *mcp.Tool) *tool {
 			schema = b
 		}
 	}
-	return &tool{s: s, name: t.Name, full: toolName(s.cfg.Name, t.Name), description: s.red.text(desc), schema: schema}
+	return &tool{s: s, name: t.Name, full: full, description: s.red.text(desc), schema: schema}
 }
 
 func (t *tool) Name() string                    { return t.full }
@@ -102,7 +103,7 @@ func (t *tool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.Tool
 		// The server may have changed its list while handling the call;
 		// its notification can still be queued: re-read before the next
 		// model call (Settle).
-		s.dirty = true
+		s.marks++
 	}
 	s.mu.Unlock()
 	return s.result(out), nil
