@@ -472,6 +472,8 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 
 	ctx, stop := serveSignals(ctx)
 	defer stop()
+	ctx, unwatch := endWhenOutputGone(ctx, stdout, rpc.ErrOutputClosed, stderr)
+	defer unwatch()
 
 	// The server runs the executor itself (its EOF drain); the host then
 	// stops the extensions and MCP servers and closes the store.
@@ -540,6 +542,28 @@ func parseThinking(v string) (engine.ThinkingLevel, bool) {
 		return engine.ThinkingOff, true
 	}
 	return engine.ParseEffort(v)
+}
+
+// endWhenOutputGone derives a context that ends, with closed (wrapping
+// EPIPE) as its cause, when the host closes its end of out: the run is
+// then aborted and the process exits as after a failed write, even when
+// nothing is being written (a long command).
+func endWhenOutputGone(parent context.Context, out io.Writer, closed error, stderr io.Writer) (context.Context, func()) {
+	f, ok := out.(*os.File)
+	if !ok {
+		return parent, func() {}
+	}
+	gone, stopWatch := watchOutput(f)
+	ctx, cancel := context.WithCancelCause(parent)
+	go func() {
+		select {
+		case <-gone:
+			fmt.Fprintln(stderr, "xcsh: the host closed stdout; exiting")
+			cancel(fmt.Errorf("%w: %w", closed, syscall.EPIPE))
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { stopWatch(); cancel(nil) }
 }
 
 // serveSignals derives the context a protocol server runs under: SIGINT,
