@@ -172,7 +172,7 @@ func start(t *testing.T, host engine.HostLink, deadline time.Duration, plans ...
 	}
 	log := &syncBuf{}
 	h := New(Options{Specs: specs, Version: "test", Cwd: dir, Env: append(os.Environ(), "XCSH_EXTTEST=1"),
-		Log: log, Grace: 500 * time.Millisecond})
+		Log: log, Grace: 500 * time.Millisecond, Handshake: 2 * time.Second})
 	builtins := []engine.Tool{shellTool{}}
 	tools := h.Load(context.Background(), builtins, "s1", "")
 	p := fakeprovider.Demo()
@@ -460,7 +460,7 @@ func TestHandshakeFailuresAreReportedAfterBegin(t *testing.T) {
 		`{"name":"clash","tools":[{"name":"bash","description":"another bash","parameters":{"type":"object"},"run":[]}]}`)
 	r.out.await(t, `"extensionPath":"ext1"`)
 	out := r.out.text()
-	if !strings.Contains(out, `{"type":"extension_error","extensionPath":"ext0","event":"initialize","error":"initialize: no answer within 5s"}`) ||
+	if !strings.Contains(out, `{"type":"extension_error","extensionPath":"ext0","event":"initialize","error":"initialize: no answer within 2s"}`) ||
 		!strings.Contains(out, `"error":"tool \"bash\" conflicts with an existing tool; not registered"`) {
 		t.Fatalf("frames:\n%s", out)
 	}
@@ -488,15 +488,15 @@ func TestDeadlinesCapped(t *testing.T) {
 	cases := []struct {
 		spec, hooks, handshake time.Duration
 	}{
-		{0, DefaultDeadline, DefaultDeadline},
-		{200 * time.Millisecond, 200 * time.Millisecond, DefaultDeadline},
-		{8 * time.Second, 8 * time.Second, 8 * time.Second},
+		{0, DefaultDeadline, MaxHandshake},
+		{200 * time.Millisecond, 200 * time.Millisecond, MaxHandshake},
+		{8 * time.Second, 8 * time.Second, MaxHandshake},
 		{20 * time.Second, 20 * time.Second, MaxHandshake},
 		{10 * time.Minute, MaxDeadline, MaxHandshake},
 		{millis(math.MaxInt64), MaxDeadline, MaxHandshake},
 	}
 	for _, c := range cases {
-		e := &ext{spec: Spec{Deadline: c.spec}}
+		e := &ext{h: &Host{}, spec: Spec{Deadline: c.spec}}
 		if e.deadline() != c.hooks || e.handshakeDeadline() != c.handshake {
 			t.Errorf("timeout %v: hooks %v handshake %v, want %v %v", c.spec, e.deadline(), e.handshakeDeadline(), c.hooks, c.handshake)
 		}
