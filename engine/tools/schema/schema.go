@@ -1,7 +1,10 @@
 // Package schema validates tool-call arguments against the tools' JSON
 // Schemas with github.com/santhosh-tekuri/jsonschema/v6, a maintained,
 // spec-complete validator (drafts 4 to 2020-12) whose error tree gives an
-// instance location for every problem.
+// instance location for every problem. The validator is a copy in
+// internal/jsonschema (third-party code, patched to start faster; see its
+// README.xcsh.md), imported by this module's own path so that `go install
+// github.com/xcsh-go/xcsh/cmd/xcsh@version` needs no replace directive.
 package schema
 
 import (
@@ -12,7 +15,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/xcsh-go/xcsh/engine/tools/schema/internal/jsonschema"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
