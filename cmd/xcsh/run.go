@@ -402,7 +402,8 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	}
 	// Extensions start here, in parallel, once the session's identity is
 	// known; their tools join the built-ins (a taken name is refused).
-	extHost, extTools := setupExtensions(o, cwd, active, rec.id, rec.file, clock, stderr)
+	validator := schema.New()
+	extHost, extTools := setupExtensions(o, cwd, active, validator, rec.id, rec.file, clock, stderr)
 	active = append(active, extTools...)
 	var hooks engine.Hooks
 	var commands []engine.CommandSource
@@ -436,7 +437,7 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: sh.thinking, Tools: active, Thinking: thinkingPolicy{},
 		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: rec.files(cwd, clock, stderr), Exporter: export.Exporter{},
 		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), ToolSources: toolSources, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
-		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
+		Validator: validator, Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: sh.ids, Hooks: hooks, Commands: commands, Log: stderr,
 		SessionID: rec.id, SessionFile: rec.file, Store: rec.initialStore(), OrderedResults: sh.deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout), MaxTurns: o.maxTurns,

@@ -68,6 +68,11 @@ type Options struct {
 	Grace time.Duration
 	// Handshake bounds each handshake (0: MaxHandshake; tests shorten it).
 	Handshake time.Duration
+	// Validator checks each tool's parameters schema when the extension
+	// registers it (Check): a tool whose schema it refuses (one that
+	// refers outside itself, which is never loaded) is not registered, as
+	// one with a taken name is not. nil: schemas are not checked.
+	Validator engine.Validator
 }
 
 // Host runs the session's extensions: it starts them, forwards the events
@@ -183,7 +188,8 @@ type commandDef struct {
 // Load starts every extension in parallel and waits for their handshakes,
 // each bounded by its deadline, so the session starts with their tools and
 // hooks in place. existing are the session's tools: an extension tool with
-// a taken name is refused (first wins), as a command is. It returns the
+// a taken name is refused (first wins), as a command is, and so is one
+// whose schema Options.Validator refuses. It returns the
 // extensions' tools to offer, in load order. Failures are reported as
 // extension_error once Begin is called. sessionID and sessionFile are the
 // session the extensions start in.
@@ -232,6 +238,13 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 				h.loadErrs = append(h.loadErrs, engine.ExtensionError{ExtensionPath: e.spec.Path, Event: "initialize",
 					Error: fmt.Sprintf("tool %q conflicts with an existing tool; not registered", d.Name)})
 				continue
+			}
+			if v := h.opts.Validator; v != nil {
+				if err := v.Check(d.Parameters); err != nil {
+					h.loadErrs = append(h.loadErrs, engine.ExtensionError{ExtensionPath: e.spec.Path, Event: "initialize",
+						Error: fmt.Sprintf("tool %q has an unusable JSON Schema: %v; not registered", d.Name, err)})
+					continue
+				}
 			}
 			taken[d.Name] = true
 			keep = append(keep, d)

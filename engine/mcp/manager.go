@@ -48,8 +48,9 @@ type Options struct {
 type Host interface {
 	// Call runs fn on the session's executor and waits for it.
 	Call(fn func())
-	// SetToolGroup replaces a group's tools (on the executor).
-	SetToolGroup(group string, tools []engine.Tool) (skipped []string)
+	// SetToolGroup replaces a group's tools (on the executor) and says
+	// which it did not install, and why.
+	SetToolGroup(group string, tools []engine.Tool) (skipped []engine.SkippedTool)
 	// Dialog asks the user (a goroutine of ours, never the executor).
 	Dialog(ctx context.Context, req engine.DialogRequest) (engine.DialogReply, error)
 }

@@ -279,7 +279,7 @@ type fakeHost struct {
 
 func (h *fakeHost) Call(fn func()) { fn() }
 
-func (h *fakeHost) SetToolGroup(group string, tools []engine.Tool) []string {
+func (h *fakeHost) SetToolGroup(group string, tools []engine.Tool) []engine.SkippedTool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.groups == nil {

@@ -279,15 +279,26 @@ func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]engine
 	return tools, nil
 }
 
-// install makes tools the server's group in the session.
+// install makes tools the server's group in the session. A tool the
+// session refuses (its name is taken, or its input schema is unusable: one
+// that refers outside itself is never loaded) is left out with a warning;
+// the server's other tools are offered.
 func (s *server) install(tools []engine.Tool) {
-	var skipped []string
+	var skipped []engine.SkippedTool
 	s.m.host.Call(func() { skipped = s.m.host.SetToolGroup(s.group, tools) })
-	for _, n := range skipped {
-		s.m.warnf("MCP server %q: tool %q not offered: another tool has the name", s.cfg.Name, n)
+	for _, sk := range skipped {
+		if errors.Is(sk.Err, engine.ErrToolNameTaken) {
+			s.m.warnf("MCP server %q: tool %q not offered: another tool has the name", s.cfg.Name, sk.Name)
+		} else {
+			s.m.warnf("MCP server %q: tool %q not offered: its input schema is unusable: %v", s.cfg.Name, sk.Name, sk.Err)
+		}
+	}
+	names := make([]string, len(skipped))
+	for i, sk := range skipped {
+		names[i] = sk.Name
 	}
 	s.mu.Lock()
-	s.toolNames = installed(tools, skipped)
+	s.toolNames = installed(tools, names)
 	s.mu.Unlock()
 }
 

@@ -282,11 +282,24 @@ func Main() {
 	os.Exit(0)
 }
 
+// AddRefTool adds the tool "peek", whose input schema refers to ref (its
+// property "p" is {"$ref": ref}): a client must not load what a server's
+// schema names (a file, a FIFO, its own stdin, a URL).
+func AddRefTool(s *mcp.Server, ref string) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"$ref": ref}}}
+	s.AddTool(&mcp.Tool{Name: "peek", Description: "A tool whose schema refers outside itself", InputSchema: schema},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("peeked"), nil })
+}
+
 // NewHTTP serves over streamable HTTP on 127.0.0.1 and returns the URL.
 // With a token, a request without "Authorization: Bearer <token>" gets
 // 401. The server's token tools report that token.
 func NewHTTP(token string) (url string, stop func()) {
-	srv := NewServer()
+	return ServeHTTP(NewServer(), token)
+}
+
+// ServeHTTP serves srv as NewHTTP does.
+func ServeHTTP(srv *mcp.Server, token string) (url string, stop func()) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {

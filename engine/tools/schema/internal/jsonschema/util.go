@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/xcsh-go/xcsh/engine/tools/schema/internal/jsonschema/kind"
 	"golang.org/x/text/message"
 )
 
