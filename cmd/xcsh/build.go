@@ -117,7 +117,14 @@ func (b *builder) record(req sessions.Request) (*record, error) {
 		path = info.Path
 	}
 	if path == "" {
-		return newRecord(dir, req.Cwd, b.sh.clock, b.sh.ids)
+		r, err := newRecord(dir, req.Cwd, b.sh.clock, b.sh.ids)
+		if err == nil && req.Save {
+			if ferr := r.store.Flush(); ferr != nil {
+				// The session works; its file is written at the next entry.
+				fmt.Fprintf(b.stderr, "xcsh: %v\n", ferr)
+			}
+		}
+		return r, err
 	}
 	r, err := openRecord(path, b.stderr)
 	if err != nil {

@@ -51,6 +51,10 @@ type Request struct {
 	// HostUI says the front puts the engine's questions to its user (the
 	// ask tool exists).
 	HostUI bool
+	// Save writes a new session's file at once rather than at its first
+	// answer: the front's client may resume a session it never prompted
+	// (ACP's session/resume after a restart).
+	Save bool
 	// Delegate is what the front offers the session's tools, for the
 	// Builder (ACP: the editor's files and terminals); nil: nothing.
 	Delegate any

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -22,9 +23,18 @@ func (s *Server) setup(id json.RawMessage, cwd string, servers []sdk.McpServer) 
 		s.c.fail(id, errInvalidParams(fmt.Sprintf("cwd must be an absolute path, got %q", cwd)))
 		return sessions.Request{}, nil, false
 	}
+	// Tools, commands and MCP servers run there: it must be a directory.
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		why := "not a directory"
+		if err != nil {
+			why = errors.Unwrap(err).Error()
+		}
+		s.c.fail(id, errInvalidParams(fmt.Sprintf("cwd must be an existing directory, got %q: %s", cwd, why)))
+		return sessions.Request{}, nil, false
+	}
 	// The editor is the UI: the ask tool's questions become its
 	// permission and elicitation requests.
-	req := sessions.Request{Cwd: filepath.Clean(cwd), HostUI: true}
+	req := sessions.Request{Cwd: filepath.Clean(cwd), HostUI: true, Save: true}
 	for i, m := range servers {
 		switch {
 		case m.Stdio != nil:
