@@ -208,13 +208,16 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 	case "stdio":
 		proc = exec.Command(s.cfg.Command, s.cfg.Args...)
 		proc.Env = childEnv(s.cfg.Env)
+		base := s.cfg.Dir
+		if base == "" {
+			base = s.m.o.Cwd
+		}
+		proc.Dir = base
 		if s.cfg.Cwd != "" {
 			proc.Dir = s.cfg.Cwd
 			if !filepath.IsAbs(proc.Dir) {
-				proc.Dir = filepath.Join(s.m.o.Cwd, proc.Dir)
+				proc.Dir = filepath.Join(base, proc.Dir)
 			}
-		} else {
-			proc.Dir = s.m.o.Cwd
 		}
 		s.tail = newStderrTail(func(line string) { s.m.logf("mcp[%s]: %s", s.cfg.Name, s.red.text(line)) })
 		proc.Stderr = s.tail

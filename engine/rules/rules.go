@@ -4,9 +4,11 @@
 // folders and, so that rules written for other tools work unchanged, in
 // theirs, in this order (the first rule of a name wins):
 //
-//	<cwd>/.xcsh/rules/     <agentDir>/rules/    <cwd>/.omp/rules/
-//	<cwd>/.cursor/rules/   <cwd>/.windsurf/rules/
-//	the nearest .clinerules (a file, or a folder of rules) from cwd up
+//	.xcsh/rules/     <agentDir>/rules/    .omp/rules/
+//	.cursor/rules/   .windsurf/rules/     .clinerules (a file, or a folder)
+//
+// each project folder kind in the working directory and each parent up to
+// the project root, nearest first (engine/project).
 //
 // A rule's name is its file name without the extension. Files without a
 // condition are ordinary rules, not TTSR rules, and are skipped quietly;
@@ -28,6 +30,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/project"
 	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
@@ -39,28 +42,25 @@ const maxRuleBytes = 1 << 20
 // never a device or the agent's own streams).
 func readRuleFile(path string) ([]byte, error) { return safefile.ReadFile(path, maxRuleBytes) }
 
-// Sources lists the places rules are looked for, in order.
+// Sources lists the places rules are looked for, in order: each project
+// folder kind in the working directory and each parent up to the project
+// root, nearest first (engine/project), the agent's own after ours.
 func Sources(cwd, agentDir string) []string {
-	out := []string{filepath.Join(cwd, ".xcsh", "rules")}
+	dirs := project.Dirs(cwd)
+	var out []string
+	each := func(elem ...string) {
+		for _, d := range dirs {
+			out = append(out, filepath.Join(append([]string{d}, elem...)...))
+		}
+	}
+	each(".xcsh", "rules")
 	if agentDir != "" {
 		out = append(out, filepath.Join(agentDir, "rules"))
 	}
-	out = append(out,
-		filepath.Join(cwd, ".omp", "rules"),
-		filepath.Join(cwd, ".cursor", "rules"),
-		filepath.Join(cwd, ".windsurf", "rules"))
-	for dir := cwd; ; {
-		p := filepath.Join(dir, ".clinerules")
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-			break
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			break
-		}
-		dir = up
-	}
+	each(".omp", "rules")
+	each(".cursor", "rules")
+	each(".windsurf", "rules")
+	each(".clinerules")
 	return out
 }
 

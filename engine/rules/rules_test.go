@@ -30,6 +30,8 @@ func TestDiscover(t *testing.T) {
 	write(t, filepath.Join(cwd, ".windsurf/rules/plain.md"), "# Just guidance\nNo frontmatter.\n")
 	write(t, filepath.Join(cwd, ".omp/rules/broken.md"), "---\ncondition: '('\n---\nbad\n")
 	write(t, filepath.Join(cwd, ".omp/rules/badyaml.md"), "---\ncondition: [a\n---\nbad\n")
+	// The project root holds .git: its .clinerules is found from proj.
+	write(t, filepath.Join(root, ".git/HEAD"), "ref: refs/heads/main\n")
 	write(t, filepath.Join(root, ".clinerules/think.md"), "---\ncondition: hmm\nscope: thinking\n---\nThink less.\n")
 	var log bytes.Buffer
 	got := Discover(cwd, agent, &log)
