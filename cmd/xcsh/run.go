@@ -174,7 +174,7 @@ and keys; architecture.md: how it is built).`,
 	f.DurationVar(&o.retryBaseDelay, "retry-base-delay", engine.DefaultRetryBase, "first auto-retry wait; doubled for each further attempt")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", engine.DefaultStreamIdleTimeout, "end a model call that sends nothing for this long (retryable); 0 disables")
 	f.DurationVar(&o.todoClearDelay, "todo-clear-delay", engine.DefaultTodoClearDelay, "how long a completed or abandoned todo stays listed (0: at once, negative: never)")
-	f.BoolVar(&o.noRules, "no-rules", false, "do not load TTSR rules (.xcsh/rules, .cursor/rules, ...)")
+	f.BoolVar(&o.noRules, "no-rules", false, "do not load rules (.xcsh/rules, .cursor/rules, .clinerules, ...)")
 	f.BoolVar(&o.ui, "ui", false, "the host answers extension UI dialogs: offers the ask tool")
 	f.StringVar(&o.confirmBash, "confirm-bash", "", "comma-separated command patterns (* and ?) the user must confirm before bash runs them")
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
@@ -426,7 +426,7 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	// (set_host_tools, MCP servers) rebuild the prompt.
 	rebuildPrompt := func(p engine.PromptParts) string {
 		po := promptOpts
-		po.Tools, po.Context, po.Skills = p.Tools, p.Context, p.Skills
+		po.Tools, po.Context, po.Skills, po.Rules = p.Tools, p.Context, p.Skills, p.Rules
 		return engine.BuildSystemPrompt(po)
 	}
 
