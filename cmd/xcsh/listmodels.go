@@ -35,11 +35,9 @@ func listModels(o *options, args []string, stdout, stderr io.Writer) error {
 	ms.discovery.Wait()
 
 	level := engine.ThinkingXHigh
-	if o.thinking != "" {
-		l, ok := parseThinking(o.thinking)
-		if !ok {
-			return &exitError{2, fmt.Sprintf("Error: invalid --thinking %q (expected off, minimal, low, medium, high or xhigh)", o.thinking)}
-		}
+	if l, err := thinkingFlag(o.thinking); err != nil {
+		return err
+	} else if l != "" {
 		level = l
 	}
 	search := strings.TrimSpace(strings.Join(args, " "))

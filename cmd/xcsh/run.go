@@ -333,6 +333,10 @@ type sharedSetup struct {
 // setupShared resolves the keys, the models (optional: none yet is no
 // error), the sandbox (for cwd) and the thinking level.
 func setupShared(o *options, clock engine.Clock, ids engine.IDSource, deterministic, optional bool, cwd string, stderr io.Writer) (*sharedSetup, error) {
+	level, err := thinkingFlag(o.thinking) // thinkingflag.go
+	if err != nil {
+		return nil, err
+	}
 	if err := resolveAPIKey(o, &o.procs.keys, os.Getenv); err != nil { // procs: keys.go
 		return nil, err
 	}
@@ -350,13 +354,8 @@ func setupShared(o *options, clock engine.Clock, ids engine.IDSource, determinis
 	if ms.thinking != "" {
 		thinking = ms.thinking // a ":level" suffix of --model
 	}
-	if o.thinking != "" {
-		// As the original: reported and ignored, the default stays.
-		if l, ok := parseThinking(o.thinking); ok {
-			thinking = l
-		} else {
-			fmt.Fprintf(stderr, "Warning: invalid --thinking %q (expected off, minimal, low, medium, high or xhigh); ignored\n", o.thinking)
-		}
+	if level != "" {
+		thinking = level
 	}
 	return &sharedSetup{clock: clock, ids: ids, deterministic: deterministic, ms: ms, procs: procs, thinking: thinking,
 		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
