@@ -227,8 +227,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	switch mode {
 	case "rpc":
 		for _, a := range args {
-			if strings.HasPrefix(a, "@") {
-				return &exitError{2, "Error: @file arguments are not supported in RPC mode"}
+			if strings.HasPrefix(a, "@") { // exit 1, as the reference (rpc-protocol.md)
+				return &exitError{1, "Error: @file arguments are not supported in RPC mode"}
 			}
 		}
 		if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
