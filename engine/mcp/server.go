@@ -58,6 +58,8 @@ type server struct {
 	settled    chan struct{}
 
 	refreshMu sync.Mutex // one tools/list at a time
+
+	progress progressCalls // calls that may get progress (progress.go)
 }
 
 func newServer(m *Manager, cfg serverConfig) *server {
@@ -189,6 +191,9 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 	client := mcp.NewClient(&mcp.Implementation{Name: "xcsh", Version: s.m.o.Version}, &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return s.m.elicit(ctx, s, req)
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			s.progress.notify(req.Params, s.red)
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			s.mu.Lock()
