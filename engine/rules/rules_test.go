@@ -81,6 +81,7 @@ func TestClassify(t *testing.T) {
 		{"windsurf unknown trigger", ".windsurf/rules/a.md", "---\ntrigger: sometimes\n---\nx\n", "", nil, `unknown trigger "sometimes"`},
 		{"windsurf plain", ".windsurf/rules/a.md", "# Guidance\n", "", nil, "no trigger: a manual rule"},
 		{"cline plain", ".clinerules/a.md", "Run make test.\n", engine.RuleAlways, nil, ""},
+		{"cline single file", ".clinerules", "Run make test.\n", engine.RuleAlways, nil, ""},
 		{"cline paths", ".clinerules/a.md", "---\npaths:\n  - \"src/components/**\"\n---\nHooks only.\n", engine.RuleFiles, []string{"src/components/**"}, ""},
 		{"claude plain", ".claude/rules/a.md", "# Testing\nUse table tests.\n", engine.RuleAlways, nil, ""},
 		{"claude paths unquoted", ".claude/rules/a.md", "---\npaths: src/**/*.{ts,tsx}\n---\nStrict.\n", engine.RuleFiles, []string{"src/**/*.{ts,tsx}"}, ""},
@@ -108,7 +109,11 @@ func TestClassify(t *testing.T) {
 					t.Fatalf("rules %+v; log %s", found.Prompt, log.String())
 				}
 				r := found.Prompt[0]
-				if r.Apply != tc.apply || r.Name != "a" || r.Path != path || strings.Join(r.Globs, "|") != strings.Join(tc.globs, "|") {
+				wantName := "a"
+				if tc.file == ".clinerules" {
+					wantName = "clinerules"
+				}
+				if r.Apply != tc.apply || r.Name != wantName || r.Path != path || strings.Join(r.Globs, "|") != strings.Join(tc.globs, "|") {
 					t.Errorf("rule %+v", r)
 				}
 				if tc.apply == engine.RuleFiles && r.Base != cwd {
