@@ -67,9 +67,9 @@
 // commands a host may offer, from the CommandSources of the configuration
 // (extensions) and of the resources.
 //
-// The resources (instruction files, skills, templates) are read on their
-// own goroutine once Loop starts (Config.LoadResources) and installed on
-// the executor; Ready is closed then, and the fronts handle no command
+// The resources (instruction files, skills, templates, rules) are read on
+// their own goroutine once Loop starts (Config.LoadResources) and
+// installed on the executor; Ready is closed then, and the fronts handle no command
 // before it, so a prompt sent right after ready finds its template while
 // ready itself waits for no disk. Tools that change at run time (one MCP
 // server each) are tool groups (SetToolGroup); before each model call the
@@ -82,7 +82,9 @@
 // get such work before its run too (the pre-prompt compaction). While a
 // model call streams, every event passes the stream watches (streamWatch)
 // before it is applied, beside the idle watchdog; the TTSR watch ends a
-// call that breaks a rule. Compaction (compact*.go) prepares and summarises
+// call that breaks a rule. Rules without a condition (promptrules.go) are
+// in the system prompt, or attached after the turn whose tool calls
+// touched a file they match. Compaction (compact*.go) prepares and summarises
 // off the executor through the session's Provider; extensions plug in with
 // AddCompactionHook. Todos (todo*.go) are actor state with clear timers on
 // the session's clock.

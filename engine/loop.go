@@ -310,6 +310,7 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 			}
 			s.Call(func() {
 				s.emit(TurnEnd{Message: msg, ToolResults: results})
+				s.attachFileRules(toolCalls) // for the next call: promptrules.go
 				if steer != nil {
 					pending = steer
 				} else {

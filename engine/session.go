@@ -479,6 +479,9 @@ func (s *Session) admit(h *hookedPrompt) {
 // promptInput is Prompt past the extensions' steps: the remaining input
 // stages (expansion), then the prompt itself. (actor)
 func (s *Session) promptInput(in Input, opts PromptOptions) error {
+	if err := s.checkSkill(in.Text); err != nil { // commands.go
+		return err
+	}
 	in, handled := s.prepareInput(in)
 	if handled {
 		return nil
@@ -522,11 +525,15 @@ func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions)
 
 // Steer queues a steering message (delivered at the next turn boundary).
 // A text naming an extension's slash command fails with a
-// *CommandQueueError; a skill or template it names is expanded, as the
+// *CommandQueueError, one naming a skill that is not loaded with an
+// *UnknownSkillError; a skill or template it names is expanded, as the
 // original does. (actor)
 func (s *Session) Steer(text string, images []ContentBlock) error {
 	if name, _, ok := s.extensionCommand(text); ok {
 		return &CommandQueueError{Name: name}
+	}
+	if err := s.checkSkill(text); err != nil {
+		return err
 	}
 	in, _ := s.expandCommand(Input{Text: text, Images: images})
 	s.enqueue(&s.steering, s.userMessage(in.Text, in.Images))
@@ -538,6 +545,9 @@ func (s *Session) Steer(text string, images []ContentBlock) error {
 func (s *Session) FollowUp(text string, images []ContentBlock) error {
 	if name, _, ok := s.extensionCommand(text); ok {
 		return &CommandQueueError{Name: name}
+	}
+	if err := s.checkSkill(text); err != nil {
+		return err
 	}
 	in, _ := s.expandCommand(Input{Text: text, Images: images})
 	s.enqueue(&s.followUps, s.userMessage(in.Text, in.Images))

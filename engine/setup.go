@@ -22,6 +22,9 @@ type Resources struct {
 	Commands CommandSource
 	// Rules are the TTSR rules (compiled), watched with Config.Rules.
 	Rules []*Rule
+	// PromptRules are the other rules: in the system prompt, listed
+	// there, or attached when a matching file is touched (promptrules.go).
+	PromptRules []PromptRule
 }
 
 // PromptSkill is a skill as the system prompt lists it.
@@ -36,6 +39,7 @@ type PromptParts struct {
 	Tools   []Tool
 	Context []ContextFile
 	Skills  []PromptSkill
+	Rules   []PromptRule // always-applied and requested rules
 }
 
 // Ready is closed once the resources are installed (at once when the
@@ -79,6 +83,6 @@ func (s *Session) rebuildPrompt() {
 		return
 	}
 	s.SetSystemPrompt(s.cfg.RebuildPrompt(PromptParts{
-		Tools: s.set.tools, Context: s.res.Context, Skills: slices.Clip(s.res.Skills),
+		Tools: s.set.tools, Context: s.res.Context, Skills: slices.Clip(s.res.Skills), Rules: s.promptRules(),
 	}))
 }

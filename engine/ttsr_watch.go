@@ -453,11 +453,21 @@ func (s *Session) injectRules(rules []*Rule) {
 	}
 }
 
-// restoreTTSR reads which rules were injected on the current branch, so a
-// rule fires once per branch across restarts. (actor)
+// restoreTTSR reads which rules were injected on the current branch (TTSR
+// rules, and file rules attached: promptrules.go), so a rule fires once
+// per branch across restarts. (actor)
 func (s *Session) restoreTTSR() {
 	s.ttsr.injected = nil
 	for _, e := range s.rec.branch(s.rec.leaf) {
+		if names := attachedFileRules(e); names != nil {
+			if s.ttsr.injected == nil {
+				s.ttsr.injected = map[string]bool{}
+			}
+			for _, n := range names {
+				s.ttsr.injected[n] = true
+			}
+			continue
+		}
 		if e.Type != entryTTSRInjection || e.wire == nil {
 			continue
 		}

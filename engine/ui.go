@@ -62,6 +62,12 @@ type DialogRequest struct {
 	// dialog of no call. The RPC wire does not carry it; ACP ties its
 	// permission requests to the call.
 	ToolCallID string
+	// Scope is what an "always allow" answer to a confirm covers, in
+	// words a user reads ("commands matching \"echo *\""): a front that
+	// offers such an answer remembers it for later confirms of the same
+	// tool, title and scope only. "" covers every later confirm of the
+	// tool and title.
+	Scope string
 }
 
 // DialogReply is the user's answer. A dismissed, timed-out or withdrawn

@@ -81,7 +81,7 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 			if builtinFake && !slices.Contains(known, "fake") {
 				known = append(known, "fake")
 			}
-			return nil, &exitError{2, fmt.Sprintf("Error: unknown provider %q (known: %s); xcsh --list-models lists the models you can use", provider, strings.Join(known, ", "))}
+			return nil, &exitError{2, unknownProvider(provider, known, sessionfile.AgentDir(env))}
 		}
 		m, level, ok := resolve(reg, provider, model)
 		if !ok && provider == "ollama" && model != "" {
@@ -263,4 +263,13 @@ func (thinkingPolicy) SupportedEfforts(m engine.Model) []engine.ThinkingLevel {
 }
 func (thinkingPolicy) Clamp(m engine.Model, l engine.ThinkingLevel) engine.ThinkingLevel {
 	return models.ClampThinking(m, l)
+}
+
+// unknownProvider is the start-up error for a --provider (or a
+// provider/ prefix of --model) that no catalog, configuration or
+// discovery names: the nearest known names, and where a server of one's
+// own (vLLM, LiteLLM, ...) is configured.
+func unknownProvider(provider string, known []string, agentDir string) string {
+	return fmt.Sprintf("Error: unknown provider %q (nearest: %s); a server of your own is configured under \"providers\" in %s (docs/providers.md); xcsh --list-models lists the models you can use",
+		provider, strings.Join(models.NearestNames(provider, known, 3), ", "), filepath.Join(agentDir, "models.json"))
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // resourceLoader is the session's LoadResources: the context files,
-// skills, prompt templates and TTSR rules the flags allow, read in the
+// skills, prompt templates and rules the flags allow, read in the
 // background after ready; warnings go to stderr.
 func resourceLoader(o *options, cwd string, env func(string) string, stderr io.Writer) func(context.Context) engine.Resources {
 	opts := resources.Options{
@@ -24,7 +24,8 @@ func resourceLoader(o *options, cwd string, env func(string) string, stderr io.W
 	return func(context.Context) engine.Resources {
 		res := resources.Load(opts)
 		if !o.noRules {
-			res.Rules = rules.Discover(cwd, opts.AgentDir, stderr)
+			found := rules.Discover(cwd, opts.AgentDir, stderr)
+			res.Rules, res.PromptRules = found.TTSR, found.Prompt
 		}
 		return res
 	}

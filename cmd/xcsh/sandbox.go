@@ -14,8 +14,8 @@ import (
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 )
 
-// sandboxFlags are the flags of docs/sandbox.md. The project has no
-// settings file, so flags are the only way to set them.
+// sandboxFlags are the flags of docs/sandbox.md. No settings file sets
+// the sandbox, so flags are the only way to set them.
 type sandboxFlags struct {
 	mode     string
 	addDirs  []string

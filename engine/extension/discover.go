@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/project"
 )
 
 // ManifestName is the file that makes a directory an extension.
@@ -40,23 +41,37 @@ type Where struct {
 
 // Discover lists the extensions to run, in load order, first occurrence
 // of a path wins: the --extension paths; the "extensions" lists of
-// <agentDir>/settings.json and <cwd>/.xcsh/settings.json (paths relative
-// to the file's directory; an entry is a path or {"path", "timeout"});
-// then every entry of <cwd>/.xcsh/extensions/ and of
-// <agentDir>/extensions/, by name. An entry is an executable file or a
-// directory holding extension.json; other files in those directories are
-// skipped (hidden ones silently). What cannot be used is returned as a
-// problem, for extension_error.
+// <agentDir>/settings.json and of .xcsh/settings.json in the project's
+// folders (paths relative to the file's directory; an entry is a path or
+// {"path", "timeout"}); then every entry of .xcsh/extensions/ in the
+// project's folders and of <agentDir>/extensions/, by name. The project's
+// folders are the working directory and each parent up to the project
+// root, nearest first (engine/project), so an extension of the project
+// guards a session started in any of its subfolders. An entry is an
+// executable file or a directory holding extension.json; other files in
+// those directories are skipped (hidden ones silently). What cannot be
+// used is returned as a problem, for extension_error.
 func Discover(w Where) ([]Spec, []engine.ExtensionError) {
 	d := &discovery{seen: map[string]bool{}}
 	for _, p := range w.Paths {
 		d.add(absolute(w.Cwd, p), 0, true)
 	}
 	if !w.NoDiscovery {
-		for _, file := range []string{filepath.Join(w.AgentDir, "settings.json"), filepath.Join(w.Cwd, ".xcsh", "settings.json")} {
+		var settings, extDirs []string
+		if w.AgentDir != "" {
+			settings = append(settings, filepath.Join(w.AgentDir, "settings.json"))
+		}
+		for _, p := range project.Dirs(w.Cwd) {
+			settings = append(settings, filepath.Join(p, ".xcsh", "settings.json"))
+			extDirs = append(extDirs, filepath.Join(p, ".xcsh", "extensions"))
+		}
+		if w.AgentDir != "" {
+			extDirs = append(extDirs, filepath.Join(w.AgentDir, "extensions"))
+		}
+		for _, file := range settings {
 			d.settings(file)
 		}
-		for _, dir := range []string{filepath.Join(w.Cwd, ".xcsh", "extensions"), filepath.Join(w.AgentDir, "extensions")} {
+		for _, dir := range extDirs {
 			entries, err := os.ReadDir(dir)
 			if err != nil {
 				continue

@@ -225,7 +225,9 @@ func (s *Store) flush() error {
 
 // SetTitle names the session (titleSource "user" or "auto"). The name
 // lives in the header, so an existing file is rewritten whole, atomically,
-// through a temporary file; otherwise the name waits for the first write.
+// through a temporary file; otherwise the name waits for the first write,
+// unless that write already failed: then the file is created now, and
+// failing that the name is refused.
 // It may run concurrently with Append: the file is copied without the
 // lock, then, under it, what was appended meanwhile is copied too and the
 // new file takes the old one's place, so no append is lost and none waits
@@ -234,6 +236,18 @@ func (s *Store) SetTitle(title, source string) (err error) {
 	s.mu.Lock()
 	oldTitle, oldSource := s.header.Title, s.header.TitleSource
 	s.header.Title, s.header.TitleSource = title, source
+	if s.f == nil && s.flushFailed && !s.closed {
+		// Creating the file failed (a full disk): a name kept only in
+		// memory would be claimed and lost with the process. Create the
+		// file now, with the name, or fail and keep the old one.
+		err := s.flush()
+		if err != nil {
+			s.header.Title, s.header.TitleSource = oldTitle, oldSource
+		}
+		s.flushFailed = err != nil
+		s.mu.Unlock()
+		return err
+	}
 	if s.f == nil || s.closed {
 		s.mu.Unlock()
 		return nil

@@ -142,6 +142,40 @@ func TestStoreSetTitleRewrites(t *testing.T) {
 	}
 }
 
+// TestStoreSetTitleAfterFailedCreate: once creating the file failed, a
+// name is not claimed while it lives in memory only: SetTitle creates the
+// file with it, or fails and keeps the old name.
+func TestStoreSetTitleAfterFailedCreate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "sessions")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil { // a file where the folder goes
+		t.Fatal(err)
+	}
+	path := filepath.Join(blocker, "s.jsonl")
+	s := New(path, newHeader())
+	es := conversation(1)
+	for _, e := range es {
+		_ = s.Append(context.Background(), e) // the assistant's append fails: not created
+	}
+	if s.Created() {
+		t.Fatal("created")
+	}
+	if err := s.SetTitle("Renamed", "user"); err == nil || s.Header().Title != "" {
+		t.Fatalf("SetTitle = %v, title %q", err, s.Header().Title)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTitle("Renamed", "user"); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := Load(path)
+	if err != nil || sess.Header.Title != "Renamed" || len(fileLines(t, path)) != 1+len(es) {
+		t.Fatalf("load: %v %+v", err, sess)
+	}
+}
+
 func TestStoreFlushBeforeAssistant(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.jsonl")

@@ -112,7 +112,7 @@ func (ss *session) openDialog(e engine.DialogOpen) {
 	}
 	switch req.Method {
 	case engine.DialogConfirm:
-		key := ss.toolName(req.ToolCallID) + "\x00" + req.Title
+		key := ss.toolName(req.ToolCallID) + "\x00" + req.Title + "\x00" + req.Scope // allow_always covers this scope only
 		if ss.allowAll[key] {
 			d.reply <- engine.DialogReply{Confirmed: true}
 			return
