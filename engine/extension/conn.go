@@ -12,6 +12,7 @@ import (
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 
 // ext is one running extension: its process, the line protocol on its
@@ -248,11 +249,11 @@ func (e *ext) kill(err error) bool {
 // readLoop reads the extension's stdout until EOF. Lines that are not
 // JSON-RPC are noise: logged (the first few) and dropped, never passed on.
 func (e *ext) readLoop(stdout io.Reader) {
-	r := jsonrpc.NewReader(stdout, e.h.opts.MaxLine)
+	r := lineio.NewReader(stdout, e.h.opts.MaxLine)
 	noise := 0
 	for {
 		line, err := r.Next()
-		if err == jsonrpc.ErrLineTooLong {
+		if err == lineio.ErrLineTooLong {
 			e.h.logf("extension %s: a line over %d bytes was dropped", e.spec.Path, e.h.opts.MaxLine)
 			continue
 		}

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 
 // JSON-RPC 2.0 framing: one message per line, written whole by one Write.
@@ -112,7 +112,7 @@ func (c *conn) logErr(what string, err error) {
 // reader goroutine, as rpc's pending table does, so a tool waiting for
 // the editor is never stuck behind its session's executor.
 type conn struct {
-	out *lineout.Writer
+	out *lineio.Writer
 	log io.Writer
 
 	mu      sync.Mutex

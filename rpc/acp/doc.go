@@ -6,7 +6,7 @@
 //
 // # Model
 //
-// The reader frames stdin (rpc's line reader: 64 MiB lines) and never
+// The reader frames stdin (lineio's line reader: 64 MiB lines) and never
 // waits for a session: a request is routed (initialize at once; the
 // session verbs prompt, set_config_option and set_mode to their session's
 // queue; new, load, resume, list and close on goroutines of their own,

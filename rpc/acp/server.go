@@ -13,9 +13,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 	"github.com/xcsh-go/xcsh/engine/sessions"
-	"github.com/xcsh-go/xcsh/rpc"
-	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
 
 // ProtocolVersion is the ACP version this agent speaks.
@@ -24,7 +23,7 @@ const ProtocolVersion = sdk.ProtocolVersionNumber
 // Options configure a Server.
 type Options struct {
 	Version      string // agentInfo.version
-	MaxLineBytes int    // 0: rpc.DefaultMaxLineBytes (64 MiB)
+	MaxLineBytes int    // 0: lineio.DefaultMaxLine (64 MiB)
 	Log          io.Writer
 	// IDs mints message ids (messageId of the chunks); the sessions' own.
 	IDs engine.IDSource
@@ -88,7 +87,7 @@ func NewServer(out io.Writer, opts Options) *Server {
 	}
 	s := &Server{opts: opts, outGone: make(chan struct{})}
 	s.c = &conn{log: opts.Log}
-	s.c.out = lineout.New(out, func(err error) {
+	s.c.out = lineio.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
 		s.outErr = err
 		close(s.outGone)
@@ -143,18 +142,19 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	return err
 }
 
-// readLoop frames stdin (rpc's line reader: 64 MiB lines, CR and BOM
+// readLoop frames stdin (lineio's line reader: 64 MiB lines, CR and BOM
 // stripped, blank lines skipped) and never waits for a session: requests
 // go to their session's queue or their own goroutine, responses to our
 // requests resolve their waiters here, and session/cancel acts at once.
 func (s *Server) readLoop(in io.Reader) {
-	lr := rpc.NewLineReader(in, s.opts.MaxLineBytes)
+	lr := lineio.NewReader(in, s.opts.MaxLineBytes)
+	lr.SkipBOM = true
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
-		if err == rpc.ErrLineTooLong {
+		if err == lineio.ErrLineTooLong {
 			s.c.fail(nil, errParse("the line is over the length limit"))
 			continue
 		}

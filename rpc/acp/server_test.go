@@ -13,9 +13,9 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 	"github.com/xcsh-go/xcsh/engine/sessions"
 	"github.com/xcsh-go/xcsh/fakeprovider"
-	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
 
 // fakeSessions builds sessions on the fake provider's demo model, in
@@ -317,7 +317,7 @@ func TestConnCalls(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var out strings.Builder
-	c := &conn{log: io.Discard, out: lineout.New(writerFunc(func(p []byte) (int, error) {
+	c := &conn{log: io.Discard, out: lineio.New(writerFunc(func(p []byte) (int, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		return out.Write(p)

@@ -38,6 +38,7 @@ import (
 	"sync"
 
 	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 
 // Extension is what an extension offers: its name, tools, commands and
@@ -179,13 +180,13 @@ func (c *conn) write(line []byte) error {
 }
 
 func (c *conn) read(in io.Reader) error {
-	r := jsonrpc.NewReader(in, 0)
+	r := lineio.NewReader(in, jsonrpc.MaxLine)
 	for {
 		line, err := r.Next()
 		if err == io.EOF {
 			return nil
 		}
-		if err == jsonrpc.ErrLineTooLong {
+		if err == lineio.ErrLineTooLong {
 			continue
 		}
 		if err != nil {

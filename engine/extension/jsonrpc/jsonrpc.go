@@ -1,19 +1,17 @@
 // Package jsonrpc is the wire of xcsh extensions: JSON-RPC 2.0 messages,
 // one per line, over a process's standard input and output. The extension
 // host (package extension) and the helper library for extensions written
-// in Go (package extkit) share it, so both read and write lines by the
-// same rules: LF ends a line, a trailing CR is stripped, blank lines are
+// in Go (package extkit) share it, and both frame lines with lineio's
+// Reader: LF ends a line, a trailing CR is stripped, blank lines are
 // skipped, a line over the cap is discarded without being held whole.
 //
 // docs/extensions.md is the protocol for implementers in any language.
 package jsonrpc
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"strconv"
 )
 
@@ -129,65 +127,4 @@ func AppendError(dst []byte, id json.RawMessage, code int, message string) []byt
 	dst = append(dst, `,"message":`...)
 	dst = append(dst, msg...)
 	return append(dst, '}', '}', '\n')
-}
-
-// ErrLineTooLong reports a line over the cap; it was discarded and reading
-// can go on.
-var ErrLineTooLong = errors.New("jsonrpc: line too long")
-
-// Reader frames a stream into lines under a cap.
-type Reader struct {
-	r   *bufio.Reader
-	max int
-	buf []byte
-}
-
-// NewReader reads r with the given cap (<= 0: MaxLine).
-func NewReader(r io.Reader, maxLine int) *Reader {
-	if maxLine <= 0 {
-		maxLine = MaxLine
-	}
-	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: maxLine}
-}
-
-// Next returns the next non-blank line without its terminator, valid until
-// the following call; ErrLineTooLong for a line over the cap; io.EOF at the
-// end (a last line without LF is still returned first).
-func (lr *Reader) Next() ([]byte, error) {
-	for {
-		if cap(lr.buf) > 1<<20 {
-			lr.buf = nil
-		}
-		lr.buf = lr.buf[:0]
-		tooLong := false
-		var rerr error
-		for {
-			chunk, err := lr.r.ReadSlice('\n')
-			if !tooLong {
-				if len(lr.buf)+len(chunk) > lr.max+2 {
-					tooLong, lr.buf = true, lr.buf[:0]
-				} else {
-					lr.buf = append(lr.buf, chunk...)
-				}
-			}
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			rerr = err
-			break
-		}
-		if tooLong {
-			if rerr != nil && rerr != io.EOF {
-				return nil, rerr
-			}
-			return nil, ErrLineTooLong
-		}
-		line := bytes.TrimSuffix(bytes.TrimSuffix(lr.buf, []byte{'\n'}), []byte{'\r'})
-		if len(bytes.TrimSpace(line)) > 0 {
-			return line, nil
-		}
-		if rerr != nil {
-			return nil, rerr
-		}
-	}
 }

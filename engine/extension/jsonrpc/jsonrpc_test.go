@@ -2,59 +2,8 @@ package jsonrpc
 
 import (
 	"bytes"
-	"io"
-	"strings"
 	"testing"
-	"testing/iotest"
 )
-
-// The same input read whole, a line at a time and two bytes at a time
-// gives the same lines (as test2json's golden test does).
-func TestReaderFraming(t *testing.T) {
-	t.Parallel()
-	input := "one\r\n\n  \ntwo\n" + strings.Repeat("x", 40) + "\nthree"
-	want := []string{"one", "two", "<too long>", "three"}
-	for name, r := range map[string]io.Reader{
-		"whole":    strings.NewReader(input),
-		"lines":    iotest.OneByteReader(strings.NewReader(input)),
-		"twobytes": &chunks{data: []byte(input), n: 2},
-	} {
-		lr := NewReader(r, 32)
-		var got []string
-		for {
-			line, err := lr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err == ErrLineTooLong {
-				got = append(got, "<too long>")
-				continue
-			}
-			if err != nil {
-				t.Fatal(name, err)
-			}
-			got = append(got, string(line))
-		}
-		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Errorf("%s: %q", name, got)
-		}
-	}
-}
-
-type chunks struct {
-	data []byte
-	n    int
-}
-
-func (c *chunks) Read(p []byte) (int, error) {
-	if len(c.data) == 0 {
-		return 0, io.EOF
-	}
-	n := min(c.n, len(p), len(c.data))
-	copy(p, c.data[:n])
-	c.data = c.data[n:]
-	return n, nil
-}
 
 func TestEncodeDecode(t *testing.T) {
 	t.Parallel()
