@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // What an extension may ask of the agent. Each call is a session verb.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // DefaultDeadline bounds every hook of an extension unless its Spec says

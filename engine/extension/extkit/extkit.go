@@ -37,7 +37,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 
