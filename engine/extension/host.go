@@ -319,11 +319,11 @@ func (h *Host) watch(e *ext, stdout *os.File, readerDone <-chan struct{}) {
 	t.Stop()
 	e.mu.Lock()
 	stopping := e.stopping
-	var busy []string
-	for _, c := range e.pending {
-		busy = append(busy, c.method)
-	}
 	e.mu.Unlock()
+	var busy []string
+	for _, c := range e.conn.Calls() {
+		busy = append(busy, c.Method())
+	}
 	msg := e.proc.exitText()
 	if len(busy) > 0 {
 		msg += " while handling " + strings.Join(busy, ", ")

@@ -1,24 +1,35 @@
-// Package jsonrpc is the wire of xcsh extensions: JSON-RPC 2.0 messages,
-// one per line, over a process's standard input and output. The extension
-// host (package extension) and the helper library for extensions written
-// in Go (package extkit) share it, and both frame lines with lineio's
-// Reader: LF ends a line, a trailing CR is stripped, blank lines are
-// skipped, a line over the cap is discarded without being held whole.
+// Package jsonrpc is JSON-RPC 2.0 over lines, as xcsh speaks it: one
+// message per line on a process's standard streams. Conn (conn.go) is the
+// one connection both ways, shared by the ACP front (rpc/acp, with its
+// editor), the extension host (engine/extension, with each extension
+// process) and extkit (an extension written in Go, with the agent). Each
+// keeps its own policy (how a bad line is answered, its error codes and
+// texts, its cancellation notification's name, deadlines, bounds) and
+// hands the rest to Conn: the table of our calls waiting for their
+// answers, the peer's calls being handled, the encoding of what is sent.
 //
-// docs/extensions.md is the protocol for implementers in any language.
+// This file is the extension protocol's messages: the codes, Decode (its
+// rules for a line) and the notification encoder the extension host uses
+// to send one event to several extensions. docs/extensions.md is that
+// protocol for implementers in any language; lines are framed by
+// engine/lineio's Reader (LF ends a line, a trailing CR is stripped, blank
+// lines are skipped, a line over the cap is discarded without being held
+// whole).
 package jsonrpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync"
 )
 
 // Version is the protocol version the agent sends in initialize.
 const Version = 1
 
-// MaxLine is the default cap on one line (16 MiB).
+// MaxLine is the default cap on one line of the extension wire (16 MiB).
 const MaxLine = 16 << 20
 
 // The error codes: JSON-RPC's own, then the extension protocol's.
@@ -27,74 +38,101 @@ const (
 	CodeInvalidRequest = -32600 // not a request object
 	CodeMethodNotFound = -32601 // no such method
 	CodeInvalidParams  = -32602 // params of the wrong shape
-	CodeFailed         = -32000 // the agent could not do it (the message says why)
+	CodeFailed         = -32000 // the request failed (the message says why); a handler's plain error
 	CodeStaleSession   = -32001 // the call names a session that is no longer current
 	CodeTooMany        = -32002 // too many requests in flight from this extension
 	CodeCancelled      = -32003 // the request was cancelled ($/cancelRequest, abort, shutdown)
 )
 
-// Message is any JSON-RPC message: a request (Method and ID), a
-// notification (Method, no ID), or a response (ID with Result or Error).
-// ID, Params and Result stay raw JSON.
-type Message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
+// Message is a decoded line: a *Request or a *Response.
+type Message interface{ message() }
+
+// Request is a message from the peer with a method: a call, which is
+// answered (ID set, raw as sent, echoed in the answer), or a notification
+// (ID nil).
+type Request struct {
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+
+	// Set by the Conn that reads a call. ctx is the call's context (the
+	// one exception to "no context in a struct", as x/tools jsonrpc2_v2's
+	// incomingRequest: the call carries it from the reader to whoever
+	// answers it); it ends when the call is answered or cancelled, or the
+	// connection closes.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	answered bool // guarded by the Conn's mu
 }
 
-// IsRequest, IsNotification and IsResponse classify a decoded message.
-func (m *Message) IsRequest() bool      { return m.Method != "" && m.ID != nil }
-func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
-func (m *Message) IsResponse() bool     { return m.Method == "" && m.ID != nil }
+// IsCall reports whether the request is answered (it has an id).
+func (r *Request) IsCall() bool { return r.ID != nil }
 
-// Error is a JSON-RPC error object.
+// Response answers one of our calls: Result, or Error.
+type Response struct {
+	ID     json.RawMessage
+	Result json.RawMessage
+	Error  *Error
+}
+
+func (*Request) message()  {}
+func (*Response) message() {}
+
+// Error is a JSON-RPC error object. A handler that fails with one answers
+// it as it is; any other error is answered CodeFailed with its text.
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message + " (code " + strconv.Itoa(e.Code) + ")" }
 
-// Decode reads one line as a Message. A line that is not a JSON object, or
-// an object that is neither a request, a notification nor a response, is
-// an error.
-func Decode(line []byte) (*Message, error) {
-	var m Message
-	if err := json.Unmarshal(line, &m); err != nil {
+// wire is a line as the extension protocol reads it.
+type wire struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *Error          `json:"error"`
+}
+
+// wires recycles the decoding scratch: the message built from it takes its
+// fields, so a decoded line costs what its own contents cost.
+var wires = sync.Pool{New: func() any { return new(wire) }}
+
+// Decode reads one line by the extension protocol's rules: a JSON object
+// with "jsonrpc":"2.0"; a method makes it a request (a call with an id, a
+// notification without; an id of null is none), no method a response to
+// the id it names. Anything else is an error: the line is noise.
+func Decode(line []byte) (Message, error) {
+	w := wires.Get().(*wire)
+	defer func() { *w = wire{}; wires.Put(w) }()
+	if err := json.Unmarshal(line, w); err != nil {
 		return nil, err
 	}
-	if m.JSONRPC != "2.0" {
+	if w.JSONRPC != "2.0" {
 		return nil, errors.New(`jsonrpc: not "2.0"`)
 	}
-	if bytes.Equal(m.ID, []byte("null")) {
-		m.ID = nil
+	if bytes.Equal(w.ID, []byte("null")) {
+		w.ID = nil
 	}
-	if m.Method == "" && m.ID == nil {
-		return nil, errors.New("jsonrpc: neither a method nor an id")
+	switch {
+	case w.Method != "":
+		return &Request{ID: w.ID, Method: w.Method, Params: w.Params}, nil
+	case w.ID != nil:
+		return &Response{ID: w.ID, Result: w.Result, Error: w.Error}, nil
 	}
-	return &m, nil
+	return nil, errors.New("jsonrpc: neither a method nor an id")
 }
 
-// AppendRequest appends a request line (with its newline); params is raw
-// JSON (nil: none).
-func AppendRequest(dst []byte, id int64, method string, params []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = strconv.AppendInt(dst, id, 10)
-	return appendCall(dst, method, params)
-}
-
-// AppendNotification appends a notification line (with its newline).
+// AppendNotification appends a notification line (with its newline);
+// params is raw JSON (nil: none). The extension host encodes an event once
+// this way and queues the same line for every extension subscribed to it.
 func AppendNotification(dst []byte, method string, params []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0"`...)
-	return appendCall(dst, method, params)
-}
-
-func appendCall(dst []byte, method string, params []byte) []byte {
-	dst = append(dst, `,"method":`...)
-	dst = strconv.AppendQuote(dst, method)
+	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	dst = appendString(dst, method)
 	if params != nil {
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, params...)
@@ -102,29 +140,16 @@ func appendCall(dst []byte, method string, params []byte) []byte {
 	return append(dst, '}', '\n')
 }
 
-// AppendResult appends a success response line; result nil is null.
-func AppendResult(dst []byte, id json.RawMessage, result []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"result":`...)
-	if result == nil {
-		result = []byte("null")
+// appendString appends s as a JSON string. Method names are plain ASCII,
+// written as they are; anything else goes through encoding/json.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
 	}
-	dst = append(dst, result...)
-	return append(dst, '}', '\n')
-}
-
-// AppendError appends an error response line.
-func AppendError(dst []byte, id json.RawMessage, code int, message string) []byte {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"error":{"code":`...)
-	dst = strconv.AppendInt(dst, int64(code), 10)
-	msg, _ := json.Marshal(message)
-	dst = append(dst, `,"message":`...)
-	dst = append(dst, msg...)
-	return append(dst, '}', '}', '\n')
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
