@@ -66,17 +66,6 @@ type LineWriter interface {
 // (Cancel: the peer's cancellation notification).
 type Handler func(ctx context.Context, req *Request) (result any, err error)
 
-var (
-	// ErrAsync is a handler's word that it answers the call later, with
-	// Respond.
-	ErrAsync = errors.New("jsonrpc: answered later")
-	// ErrNotHandled is Preempt's word that the message is for Handle (and
-	// Handle's that no method by that name is served).
-	ErrNotHandled = errors.New("jsonrpc: not handled")
-	// ErrWithdrawn is the end of a call its caller withdrew.
-	ErrWithdrawn = errors.New("jsonrpc: call withdrawn")
-)
-
 // Options configure a Conn; all are optional.
 type Options struct {
 	// Decode reads one line into a *Request or a *Response (nil: Decode,

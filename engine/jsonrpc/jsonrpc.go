@@ -8,10 +8,11 @@
 // hands the rest to Conn: the table of our calls waiting for their
 // answers, the peer's calls being handled, the encoding of what is sent.
 //
-// This file is the extension protocol's messages: the codes, Decode (its
-// rules for a line) and the notification encoder the extension host uses
-// to send one event to several extensions. docs/extensions.md is that
-// protocol for implementers in any language; lines are framed by
+// This file holds the messages, Decode (the extension protocol's rules for
+// a line) and the notification encoder the extension host uses to send one
+// event to several extensions; errors.go the error codes, both JSON-RPC's
+// and the extension protocol's. docs/extensions.md is that protocol for
+// implementers in any language; lines are framed by
 // engine/lineio's Reader (LF ends a line, a trailing CR is stripped, blank
 // lines are skipped, a line over the cap is discarded without being held
 // whole).
@@ -22,7 +23,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"sync"
 )
 
@@ -31,18 +31,6 @@ const Version = 1
 
 // MaxLine is the default cap on one line of the extension wire (16 MiB).
 const MaxLine = 16 << 20
-
-// The error codes: JSON-RPC's own, then the extension protocol's.
-const (
-	CodeParse          = -32700 // the line is not JSON
-	CodeInvalidRequest = -32600 // not a request object
-	CodeMethodNotFound = -32601 // no such method
-	CodeInvalidParams  = -32602 // params of the wrong shape
-	CodeFailed         = -32000 // the request failed (the message says why); a handler's plain error
-	CodeStaleSession   = -32001 // the call names a session that is no longer current
-	CodeTooMany        = -32002 // too many requests in flight from this extension
-	CodeCancelled      = -32003 // the request was cancelled ($/cancelRequest, abort, shutdown)
-)
 
 // Message is a decoded line: a *Request or a *Response.
 type Message interface{ message() }
@@ -58,8 +46,8 @@ type Request struct {
 	// Set by the Conn that reads a call. ctx is the call's context (the
 	// one exception to "no context in a struct", as x/tools jsonrpc2_v2's
 	// incomingRequest: the call carries it from the reader to whoever
-	// answers it); it ends when the call is answered or cancelled, or the
-	// connection closes.
+	// answers it); it ends when the call is answered or the peer cancels
+	// it (Conn.Cancel).
 	ctx      context.Context
 	cancel   context.CancelFunc
 	answered bool // guarded by the Conn's mu
@@ -77,16 +65,6 @@ type Response struct {
 
 func (*Request) message()  {}
 func (*Response) message() {}
-
-// Error is a JSON-RPC error object. A handler that fails with one answers
-// it as it is; any other error is answered CodeFailed with its text.
-type Error struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
-}
-
-func (e *Error) Error() string { return e.Message + " (code " + strconv.Itoa(e.Code) + ")" }
 
 // wire is a line as the extension protocol reads it.
 type wire struct {
