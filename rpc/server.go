@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 
 // Update modes for message_update frames.
@@ -20,6 +20,10 @@ const (
 	UpdatesFull  = "full"  // the original's frames: delta plus two partial snapshots
 	UpdatesDelta = "delta" // lean frames: the delta only
 )
+
+// DefaultMaxLineBytes is the cap on one input line when Options gives none
+// (64 MiB); cmd/xcsh shows it as the --rpc-max-line-bytes default.
+const DefaultMaxLineBytes = lineio.DefaultMaxLine
 
 // Options configure a Server.
 type Options struct {
@@ -50,7 +54,7 @@ type Options struct {
 // commands to the session actor and owns stdout through its writer.
 type Server struct {
 	opts Options
-	out  *lineout.Writer
+	out  *lineio.Writer
 	sess *engine.Session
 	lean bool
 
@@ -122,7 +126,7 @@ func NewServer(out io.Writer, opts Options) *Server {
 	s := &Server{opts: opts, finished: make(chan struct{}), lean: opts.Updates == UpdatesDelta}
 	s.outGone = make(chan struct{})
 	// Called once, on the first failed write; Run then ends like a signal.
-	s.out = lineout.New(out, func(err error) {
+	s.out = lineio.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
 		s.outErr = err
 		close(s.outGone)
@@ -241,18 +245,15 @@ func (s *Server) writeRaw(frame []byte) {
 // to the inbox, which the dispatcher feeds to the executor in arrival
 // order, so responses keep request order.
 func (s *Server) readLoop(in io.Reader) {
-	lr := NewLineReader(in, s.opts.MaxLineBytes)
+	lr := lineio.NewReader(in, s.opts.MaxLineBytes)
+	lr.SkipBOM = true
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
-		if err == ErrLineTooLong {
-			max := s.opts.MaxLineBytes
-			if max <= 0 {
-				max = DefaultMaxLineBytes
-			}
-			msg := fmt.Sprintf("line exceeds the %d-byte limit", max)
+		if err == lineio.ErrLineTooLong {
+			msg := fmt.Sprintf("line exceeds the %d-byte limit", lr.Max())
 			s.in.push(inboxItem{fn: func(func()) { s.parseError(msg) }})
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // DefaultDeadline bounds every hook of an extension unless its Spec says
@@ -357,11 +357,11 @@ func (h *Host) watch(e *ext, stdout *os.File, readerDone <-chan struct{}) {
 	t.Stop()
 	e.mu.Lock()
 	stopping := e.stopping
-	var busy []string
-	for _, c := range e.pending {
-		busy = append(busy, c.method)
-	}
 	e.mu.Unlock()
+	var busy []string
+	for _, c := range e.conn.Calls() {
+		busy = append(busy, c.Method())
+	}
 	msg := e.proc.exitText()
 	if len(busy) > 0 {
 		msg += " while handling " + strings.Join(busy, ", ")

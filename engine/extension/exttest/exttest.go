@@ -49,7 +49,7 @@ import (
 	"sync/atomic"
 
 	"github.com/xcsh-go/xcsh/engine/extension/extkit"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // Plan is an extension's script.

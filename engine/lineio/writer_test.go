@@ -1,4 +1,4 @@
-package lineout
+package lineio
 
 import (
 	"bytes"

@@ -1,7 +1,4 @@
-// Package lineout is the one writer of a protocol front's stdout (RPC and
-// ACP): one Write per line, on the producing goroutine, backpressure
-// instead of drops, and the word on whether the host keeps up.
-package lineout
+package lineio
 
 import (
 	"io"
@@ -10,13 +7,17 @@ import (
 	"time"
 )
 
-// Writer owns stdout. Every frame is one Write of one line. Frames are
-// produced inside the session's serial executor (one function at a time),
-// so they are already ordered; the writer writes each one at once on the
-// producing goroutine, without a hand-off to another goroutine, which would
-// cost more than an idle get_state's whole answer. The mutex only guards
-// the rare frame written outside the executor (ready). A blocked write
-// blocks its producer: backpressure, never a dropped frame.
+// Writer is the one writer of a protocol front's stdout (RPC and ACP):
+// one Write per line, on the producing goroutine, backpressure instead of
+// drops, and the word on whether the host keeps up.
+//
+// Every frame is one Write of one line. Frames are produced inside the
+// session's serial executor (one function at a time), so they are already
+// ordered; the writer writes each one at once on the producing goroutine,
+// without a hand-off to another goroutine, which would cost more than an
+// idle get_state's whole answer. The mutex only guards the rare frame
+// written outside the executor (ready). A blocked write blocks its
+// producer: backpressure, never a dropped frame.
 type Writer struct {
 	mu     sync.Mutex
 	out    io.Writer
