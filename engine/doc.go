@@ -75,14 +75,18 @@
 // server each) are tool groups (SetToolGroup); before each model call the
 // run lets the ToolSources settle, so the call offers what they know of.
 //
-// After agent_end the run goroutine asks the post-run stages, in order
-// (postStage: retry, TTSR, automatic compaction, todo reminders), for more
-// work; the first that asks gets it, as a postRun with its own phase and
-// cancellable activity, and what the next run starts with. A prompt may
-// get such work before its run too (the pre-prompt compaction). While a
-// model call streams, every event passes the stream watches (streamWatch)
-// before it is applied, beside the idle watchdog; the TTSR watch ends a
-// call that breaks a rule. Compaction (compact*.go) prepares and summarises
+// Each feature plugs into the session's lists through one function in its
+// own file (plugRetry, plugTTSR, ...), and features.go calls them in the
+// one order that counts: its post-run stages, its stream watches, its
+// input stages and what it forgets or re-reads when a record is installed
+// (onInstall). After agent_end the run goroutine asks the post-run stages,
+// in order (postStage: retry, TTSR, automatic compaction, todo reminders),
+// for more work; the first that asks gets it, as a postRun with its own
+// phase and cancellable activity, and what the next run starts with. A
+// prompt may get such work before its run too (the pre-prompt
+// compaction). While a model call streams, every event passes the stream
+// watches (streamWatch) before it is applied, beside the idle watchdog;
+// the TTSR watch ends a call that breaks a rule. Compaction (compact*.go) prepares and summarises
 // off the executor through the session's Provider; extensions plug in with
 // AddCompactionHook. Todos (todo*.go) are actor state with clear timers on
 // the session's clock.

@@ -137,6 +137,13 @@ func (r *run) lastAssistant() *AssistantMessage {
 	return nil
 }
 
+// plugRetry plugs auto-retry in (features.go): the first post-run stage,
+// and a new record starts with no retry in progress.
+func (s *Session) plugRetry() {
+	s.stages = append(s.stages, s.retryStage)
+	s.onInstall = append(s.onInstall, func() { s.retry.attempt = 0 })
+}
+
 // retryStage is the post-run decision of auto-retry, taken in the step
 // that emits agent_end. (actor)
 func (s *Session) retryStage(r *run, aborted bool) *postRun {
