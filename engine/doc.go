@@ -14,7 +14,7 @@
 // answer); under contention functions queue, bounded (backpressure), and
 // the Loop goroutine drains them. A function running on the executor must
 // not Post or Call (it would wait on itself once the queue is full); it
-// uses Later to defer work, and the engine's tests check this.
+// uses later to defer work, and the engine's tests check this.
 //
 // What may block the executor, exactly: a Sink write (stdout under
 // backpressure, which is the host's own pace) and a Store append (one
@@ -116,7 +116,7 @@
 // running, retrying, compacting or switching. agent_end does not imply
 // idle; a run's goroutine may go on with post-run work (retry backoff,
 // auto-compaction, a todo reminder, a TTSR retry) while the phase keeps
-// the session busy, and WhenIdle, IsStreaming and IsCompacting derive from
+// the session busy, and WhenIdle, IsStreaming and isCompacting derive from
 // it (a compaction that belongs to a prompt is both streaming and
 // compacting; a manual one only compacting).
 //

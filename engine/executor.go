@@ -1,6 +1,6 @@
 package engine
 
-// The executor's plumbing: how work reaches the actor (Post, Call, Later)
+// The executor's plumbing: how work reaches the actor (Post, Call, later)
 // and the two things nearly every file of the package needs from it, the
 // Sink (emit) and the clock (now). It sits on the ground floor, beside
 // serial.go, so the feature files that use it point down, not up into the
@@ -10,12 +10,12 @@ package engine
 // is free, else after the functions posted before it. It blocks while the
 // queue is full (backpressure). It must not be called from a function
 // running on the executor (that would wait on itself once the queue is
-// full; use Later there); the tests check this.
+// full; use later there); the tests check this.
 func (s *Session) Post(fn func()) { s.exec.post(fn) }
 
-// Later queues fn to run on the actor after the current function and
+// later queues fn to run on the actor after the current function and
 // everything already queued, never blocking. (actor)
-func (s *Session) Later(fn func()) { s.exec.later(fn) }
+func (s *Session) later(fn func()) { s.exec.later(fn) }
 
 // Call runs fn on the actor and waits for it. Same restriction as Post.
 func (s *Session) Call(fn func()) {

@@ -274,8 +274,8 @@ func (s *Session) IsStreaming() bool {
 // prompt in its Input hook. (actor)
 func (s *Session) idle() bool { return s.phase == PhaseIdle && len(s.hooked) == 0 }
 
-// IsCompacting reports whether a compaction is under way. (actor)
-func (s *Session) IsCompacting() bool { return s.phase == PhaseCompacting }
+// isCompacting reports whether a compaction is under way. (actor)
+func (s *Session) isCompacting() bool { return s.phase == PhaseCompacting }
 
 // WhenIdle calls fn on the actor once the session is idle (at once if it
 // is): no run, no post-run work and no prompt in its Input hook. (actor)
@@ -527,7 +527,7 @@ func (s *Session) State() State {
 		Model:                 s.set.model,
 		ThinkingLevel:         s.set.thinking,
 		IsStreaming:           s.IsStreaming(),
-		IsCompacting:          s.IsCompacting(),
+		IsCompacting:          s.isCompacting(),
 		SteeringMode:          s.steeringMode,
 		FollowUpMode:          s.followUpMode,
 		InterruptMode:         s.interruptMode,
