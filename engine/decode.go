@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/xcsh-go/xcsh/engine/internal/jsonscan"
 )
 
 // Decoding is the inverse of the hand encoders in message.go and
@@ -19,11 +21,9 @@ import (
 // role this package does not know decodes to an *OpaqueMessage that
 // encodes back to the same bytes.
 func DecodeMessage(data []byte) (Message, error) {
-	s := jscan{b: data}
-	if m := s.hotMessage(); m != nil && !s.fail {
-		if s.ws(); s.i == len(s.b) {
-			return m, nil
-		}
+	s := fastScan{jsonscan.New(data, nil)}
+	if m := s.hotMessage(); m != nil && s.End() {
+		return m, nil
 	}
 	return decodeMessage(data)
 }

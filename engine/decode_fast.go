@@ -1,14 +1,19 @@
 package engine
 
 import (
-	"bytes"
 	"time"
+
+	"github.com/xcsh-go/xcsh/engine/internal/jsonscan"
 )
+
+// fastScan is the fast path's reader: the lexer, and the readers below of
+// this package's types on it.
+type fastScan struct{ jsonscan.Scanner }
 
 // The fast path of decoding: the readers below take the messages a
 // session file is made of (user, assistant and toolResult, with their
 // blocks and usage) and the message entry around them in one pass over the
-// line, with the lexer in jscan.go, straight into the final structs. The
+// line, with the lexer of internal/jsonscan, straight into the final structs. The
 // general decoders (decode.go) call json.Unmarshal inside json.Unmarshal,
 // so every nested value is validated and scanned again at each level and
 // each level allocates its aux struct; on a 100k-entry session that was
@@ -24,29 +29,29 @@ import (
 
 // contentValue reads a content value, a string or an array of blocks, as
 // decodeContent does.
-func (s *jscan) contentValue() (blocks []ContentBlock, asString bool) {
-	s.ws()
-	if s.peek() == '"' {
-		return []ContentBlock{TextBlock(s.str())}, true
+func (s *fastScan) contentValue() (blocks []ContentBlock, asString bool) {
+	s.WS()
+	if s.Peek() == '"' {
+		return []ContentBlock{TextBlock(s.Str())}, true
 	}
 	return s.blocks(), false
 }
 
 // blocks reads an array of content blocks into a slice of its exact size
 // (json.Unmarshal grows one by doubling).
-func (s *jscan) blocks() []ContentBlock {
-	if !s.open('[') {
+func (s *fastScan) blocks() []ContentBlock {
+	if !s.Open('[') {
 		return nil
 	}
 	var buf [4]ContentBlock
 	bs := buf[:0]
-	if !s.close(']') {
-		for more := true; more && !s.fail; more = s.next(']') {
+	if !s.Close(']') {
+		for more := true; more && !s.Failed(); more = s.Next(']') {
 			bs = append(bs, ContentBlock{})
 			s.block(&bs[len(bs)-1])
 		}
 	}
-	if s.fail {
+	if s.Failed() {
 		return nil
 	}
 	out := make([]ContentBlock, len(bs))
@@ -55,20 +60,20 @@ func (s *jscan) blocks() []ContentBlock {
 }
 
 // block reads a content block of a type this package knows.
-func (s *jscan) block(b *ContentBlock) {
-	if !s.open('{') {
+func (s *fastScan) block(b *ContentBlock) {
+	if !s.Open('{') {
 		return
 	}
-	if s.close('}') {
-		s.bad() // no type: the general path keeps it raw
+	if s.Close('}') {
+		s.Fail() // no type: the general path keeps it raw
 		return
 	}
 	var seen uint32
-	for more := true; more && !s.fail; more = s.next('}') {
-		switch string(s.key()) {
+	for more := true; more && !s.Failed(); more = s.Next('}') {
+		switch string(s.Key()) {
 		case "type":
-			s.once(&seen, 1<<0)
-			body, _, _ := s.strBody()
+			s.Once(&seen, 1<<0)
+			body, _, _ := s.StrBody()
 			switch string(body) {
 			case BlockText:
 				b.Type = BlockText
@@ -81,110 +86,110 @@ func (s *jscan) block(b *ContentBlock) {
 			case BlockToolCall:
 				b.Type = BlockToolCall
 			default:
-				s.bad()
+				s.Fail()
 			}
 		case "text":
-			s.once(&seen, 1<<1)
-			b.Text = s.str()
+			s.Once(&seen, 1<<1)
+			b.Text = s.Str()
 		case "textSignature":
-			s.once(&seen, 1<<2)
-			b.TextSignature = s.str()
+			s.Once(&seen, 1<<2)
+			b.TextSignature = s.Str()
 		case "thinking":
-			s.once(&seen, 1<<3)
-			b.Thinking = s.str()
+			s.Once(&seen, 1<<3)
+			b.Thinking = s.Str()
 		case "thinkingSignature":
-			s.once(&seen, 1<<4)
-			b.ThinkingSignature = s.str()
+			s.Once(&seen, 1<<4)
+			b.ThinkingSignature = s.Str()
 		case "data":
-			s.once(&seen, 1<<5)
-			b.Data = s.str()
+			s.Once(&seen, 1<<5)
+			b.Data = s.Str()
 		case "mimeType":
-			s.once(&seen, 1<<6)
-			b.MimeType = s.istr()
+			s.Once(&seen, 1<<6)
+			b.MimeType = s.IStr()
 		case "id":
-			s.once(&seen, 1<<7)
-			b.ID = s.str()
+			s.Once(&seen, 1<<7)
+			b.ID = s.Str()
 		case "name":
-			s.once(&seen, 1<<8)
-			b.Name = s.istr()
+			s.Once(&seen, 1<<8)
+			b.Name = s.IStr()
 		case "arguments":
-			s.once(&seen, 1<<9)
-			b.Arguments = s.raw()
+			s.Once(&seen, 1<<9)
+			b.Arguments = s.Raw()
 		case "thoughtSignature":
-			s.once(&seen, 1<<10)
-			b.ThoughtSignature = s.str()
+			s.Once(&seen, 1<<10)
+			b.ThoughtSignature = s.Str()
 		case "intent":
-			s.once(&seen, 1<<11)
-			b.Intent = s.str()
+			s.Once(&seen, 1<<11)
+			b.Intent = s.Str()
 		default:
-			s.bad()
+			s.Fail()
 		}
 	}
 	if seen&1 == 0 {
-		s.bad()
+		s.Fail()
 	}
 }
 
 // usage reads a usage object.
-func (s *jscan) usage(u *Usage) {
-	if !s.open('{') || s.close('}') {
+func (s *fastScan) usage(u *Usage) {
+	if !s.Open('{') || s.Close('}') {
 		return
 	}
 	var seen uint32
-	for more := true; more && !s.fail; more = s.next('}') {
-		switch string(s.key()) {
+	for more := true; more && !s.Failed(); more = s.Next('}') {
+		switch string(s.Key()) {
 		case "input":
-			s.once(&seen, 1<<0)
-			u.Input = s.int()
+			s.Once(&seen, 1<<0)
+			u.Input = s.Int()
 		case "output":
-			s.once(&seen, 1<<1)
-			u.Output = s.int()
+			s.Once(&seen, 1<<1)
+			u.Output = s.Int()
 		case "cacheRead":
-			s.once(&seen, 1<<2)
-			u.CacheRead = s.int()
+			s.Once(&seen, 1<<2)
+			u.CacheRead = s.Int()
 		case "cacheWrite":
-			s.once(&seen, 1<<3)
-			u.CacheWrite = s.int()
+			s.Once(&seen, 1<<3)
+			u.CacheWrite = s.Int()
 		case "totalTokens":
-			s.once(&seen, 1<<4)
-			u.TotalTokens = s.int()
+			s.Once(&seen, 1<<4)
+			u.TotalTokens = s.Int()
 		case "premiumRequests":
-			s.once(&seen, 1<<5)
-			v := s.int()
+			s.Once(&seen, 1<<5)
+			v := s.Int()
 			u.PremiumRequests = &v
 		case "cost":
-			s.once(&seen, 1<<6)
+			s.Once(&seen, 1<<6)
 			s.cost(&u.Cost)
 		default:
-			s.bad()
+			s.Fail()
 		}
 	}
 }
 
-func (s *jscan) cost(c *Cost) {
-	if !s.open('{') || s.close('}') {
+func (s *fastScan) cost(c *Cost) {
+	if !s.Open('{') || s.Close('}') {
 		return
 	}
 	var seen uint32
-	for more := true; more && !s.fail; more = s.next('}') {
-		switch string(s.key()) {
+	for more := true; more && !s.Failed(); more = s.Next('}') {
+		switch string(s.Key()) {
 		case "input":
-			s.once(&seen, 1<<0)
-			c.Input = s.float()
+			s.Once(&seen, 1<<0)
+			c.Input = s.Float()
 		case "output":
-			s.once(&seen, 1<<1)
-			c.Output = s.float()
+			s.Once(&seen, 1<<1)
+			c.Output = s.Float()
 		case "cacheRead":
-			s.once(&seen, 1<<2)
-			c.CacheRead = s.float()
+			s.Once(&seen, 1<<2)
+			c.CacheRead = s.Float()
 		case "cacheWrite":
-			s.once(&seen, 1<<3)
-			c.CacheWrite = s.float()
+			s.Once(&seen, 1<<3)
+			c.CacheWrite = s.Float()
 		case "total":
-			s.once(&seen, 1<<4)
-			c.Total = s.float()
+			s.Once(&seen, 1<<4)
+			c.Total = s.Float()
 		default:
-			s.bad()
+			s.Fail()
 		}
 	}
 }
@@ -192,20 +197,20 @@ func (s *jscan) cost(c *Cost) {
 // message reads a message object. The hot roles are read here when "role"
 // is the first key, as every encoder writes it; any other message is
 // validated, cut out and given to DecodeMessage. It returns nil on failure
-// (s.fail set) or when DecodeMessage fails (the general path reports it).
-func (s *jscan) message() Message {
-	s.ws()
-	start := s.i
-	if m := s.hotMessage(); m != nil || s.fail {
+// (s.Failed() set) or when DecodeMessage fails (the general path reports it).
+func (s *fastScan) message() Message {
+	s.WS()
+	start := s.Pos()
+	if m := s.hotMessage(); m != nil || s.Failed() {
 		return m
 	}
-	s.i = start
-	if s.skip(); s.fail {
+	s.SetPos(start)
+	if s.Skip(); s.Failed() {
 		return nil
 	}
-	m, err := decodeMessage(s.b[start:s.i])
+	m, err := decodeMessage(s.Since(start))
 	if err != nil {
-		s.bad()
+		s.Fail()
 		return nil
 	}
 	return m
@@ -214,13 +219,13 @@ func (s *jscan) message() Message {
 // hotMessage reads a user, assistant or toolResult message whose first
 // key is "role". It returns nil without failing (and at an unspecified
 // position) for any other message.
-func (s *jscan) hotMessage() Message {
-	s.ws()
-	if !bytes.HasPrefix(s.b[s.i:], []byte(`{"role":"`)) {
+func (s *fastScan) hotMessage() Message {
+	s.WS()
+	if !s.HasPrefix(`{"role":"`) {
 		return nil
 	}
-	s.i += len(`{"role":`)
-	body, _, _ := s.strBody()
+	s.Consume(`{"role":`)
+	body, _, _ := s.StrBody()
 	switch string(body) {
 	case "user":
 		return s.user()
@@ -233,126 +238,126 @@ func (s *jscan) hotMessage() Message {
 }
 
 // user reads the rest of a user message after its role.
-func (s *jscan) user() *UserMessage {
+func (s *fastScan) user() *UserMessage {
 	m := &UserMessage{noAttribution: true}
 	seen := uint32(1)
-	for s.next('}') && !s.fail {
-		switch string(s.key()) {
+	for s.Next('}') && !s.Failed() {
+		switch string(s.Key()) {
 		case "role":
-			s.once(&seen, 1<<0)
+			s.Once(&seen, 1<<0)
 		case "content":
-			s.once(&seen, 1<<1)
+			s.Once(&seen, 1<<1)
 			m.Content, m.StringContent = s.contentValue()
 		case "synthetic":
-			s.once(&seen, 1<<2)
-			m.Synthetic = s.bool()
+			s.Once(&seen, 1<<2)
+			m.Synthetic = s.Bool()
 		case "attribution":
-			s.once(&seen, 1<<3)
-			m.Attribution, m.noAttribution = s.istr(), false
+			s.Once(&seen, 1<<3)
+			m.Attribution, m.noAttribution = s.IStr(), false
 		case "providerPayload":
-			s.once(&seen, 1<<4)
-			m.ProviderPayload = s.raw()
+			s.Once(&seen, 1<<4)
+			m.ProviderPayload = s.Raw()
 		case "timestamp":
-			s.once(&seen, 1<<5)
-			m.Timestamp = s.int()
+			s.Once(&seen, 1<<5)
+			m.Timestamp = s.Int()
 		default:
-			s.bad()
+			s.Fail()
 		}
 	}
 	return m
 }
 
 // assistant reads the rest of an assistant message after its role.
-func (s *jscan) assistant() *AssistantMessage {
+func (s *fastScan) assistant() *AssistantMessage {
 	m := new(AssistantMessage)
 	seen := uint32(1)
-	for s.next('}') && !s.fail {
-		switch string(s.key()) {
+	for s.Next('}') && !s.Failed() {
+		switch string(s.Key()) {
 		case "role":
-			s.once(&seen, 1<<0)
+			s.Once(&seen, 1<<0)
 		case "content":
-			s.once(&seen, 1<<1)
+			s.Once(&seen, 1<<1)
 			m.Content = s.blocks()
 		case "api":
-			s.once(&seen, 1<<2)
-			m.API = s.istr()
+			s.Once(&seen, 1<<2)
+			m.API = s.IStr()
 		case "provider":
-			s.once(&seen, 1<<3)
-			m.Provider = s.istr()
+			s.Once(&seen, 1<<3)
+			m.Provider = s.IStr()
 		case "model":
-			s.once(&seen, 1<<4)
-			m.Model = s.istr()
+			s.Once(&seen, 1<<4)
+			m.Model = s.IStr()
 		case "responseId":
-			s.once(&seen, 1<<5)
-			m.ResponseID = s.str()
+			s.Once(&seen, 1<<5)
+			m.ResponseID = s.Str()
 		case "usage":
-			s.once(&seen, 1<<6)
+			s.Once(&seen, 1<<6)
 			s.usage(&m.Usage)
 		case "stopReason":
-			s.once(&seen, 1<<7)
-			m.StopReason = StopReason(s.istr())
+			s.Once(&seen, 1<<7)
+			m.StopReason = StopReason(s.IStr())
 		case "errorMessage":
-			s.once(&seen, 1<<8)
-			m.ErrorMessage = s.str()
+			s.Once(&seen, 1<<8)
+			m.ErrorMessage = s.Str()
 		case "providerPayload":
-			s.once(&seen, 1<<9)
-			m.ProviderPayload = s.raw()
+			s.Once(&seen, 1<<9)
+			m.ProviderPayload = s.Raw()
 		case "timestamp":
-			s.once(&seen, 1<<10)
-			m.Timestamp = s.int()
+			s.Once(&seen, 1<<10)
+			m.Timestamp = s.Int()
 		case "duration":
-			s.once(&seen, 1<<11)
-			v := s.float()
+			s.Once(&seen, 1<<11)
+			v := s.Float()
 			m.Duration = &v
 		case "ttft":
-			s.once(&seen, 1<<12)
-			v := s.float()
+			s.Once(&seen, 1<<12)
+			v := s.Float()
 			m.TTFT = &v
 		default:
-			s.bad()
+			s.Fail()
 		}
 	}
 	return m
 }
 
 // toolResult reads the rest of a tool result message after its role.
-func (s *jscan) toolResult() *ToolResultMessage {
+func (s *fastScan) toolResult() *ToolResultMessage {
 	m := new(ToolResultMessage)
 	seen := uint32(1)
-	for s.next('}') && !s.fail {
-		switch string(s.key()) {
+	for s.Next('}') && !s.Failed() {
+		switch string(s.Key()) {
 		case "role":
-			s.once(&seen, 1<<0)
+			s.Once(&seen, 1<<0)
 		case "toolCallId":
-			s.once(&seen, 1<<1)
-			m.ToolCallID = s.str()
+			s.Once(&seen, 1<<1)
+			m.ToolCallID = s.Str()
 		case "toolName":
-			s.once(&seen, 1<<2)
-			m.ToolName = s.istr()
+			s.Once(&seen, 1<<2)
+			m.ToolName = s.IStr()
 		case "content":
-			s.once(&seen, 1<<3)
+			s.Once(&seen, 1<<3)
 			m.Content = s.blocks()
 		case "details":
-			s.once(&seen, 1<<4)
-			m.Details = s.raw()
+			s.Once(&seen, 1<<4)
+			m.Details = s.Raw()
 		case "isError":
-			s.once(&seen, 1<<5)
-			m.IsError = s.bool()
+			s.Once(&seen, 1<<5)
+			m.IsError = s.Bool()
 		case "isWarning":
-			s.once(&seen, 1<<6)
-			v := s.bool()
+			s.Once(&seen, 1<<6)
+			v := s.Bool()
 			m.IsWarning = &v
 		case "attribution":
-			s.once(&seen, 1<<7)
-			m.Attribution = s.istr()
+			s.Once(&seen, 1<<7)
+			m.Attribution = s.IStr()
 		case "prunedAt":
-			s.once(&seen, 1<<8)
-			m.PrunedAt = s.int()
+			s.Once(&seen, 1<<8)
+			m.PrunedAt = s.Int()
 		case "timestamp":
-			s.once(&seen, 1<<9)
-			m.Timestamp = s.int()
+			s.Once(&seen, 1<<9)
+			m.Timestamp = s.Int()
 		default:
-			s.bad()
+			s.Fail()
 		}
 	}
 	return m
@@ -362,52 +367,50 @@ func (s *jscan) toolResult() *ToolResultMessage {
 // most of: a message entry in the original's layout,
 // {"type":"message","id":"…","parentId":…,"timestamp":"…","message":{…}}
 // (other key orders are read too, but "type" must come first). It reads
-// the line once with jscan. Anything else gives nil and takes the general
+// the line once. Anything else gives nil and takes the general
 // path.
 func (d *EntryDecoder) decodeMessageEntry(line []byte) *Entry {
-	s := jscan{b: line, strs: d.strs}
-	s.ws()
-	if !bytes.HasPrefix(s.b[s.i:], []byte(`{"type":"message",`)) {
+	s := fastScan{jsonscan.New(line, d.strs)}
+	s.WS()
+	if !s.Consume(`{"type":"message",`) {
 		return nil
 	}
-	s.i += len(`{"type":"message",`)
 	e := &Entry{Type: EntryMessage}
 	var ts []byte
 	seen := uint32(1)
-	for more := true; more && !s.fail; more = s.next('}') {
-		switch string(s.key()) {
+	for more := true; more && !s.Failed(); more = s.Next('}') {
+		switch string(s.Key()) {
 		case "type":
-			s.once(&seen, 1<<0)
+			s.Once(&seen, 1<<0)
 		case "id":
-			s.once(&seen, 1<<1)
-			e.ID = s.str()
+			s.Once(&seen, 1<<1)
+			e.ID = s.Str()
 		case "parentId":
-			s.once(&seen, 1<<2)
-			s.ws()
-			if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
-				s.i += 4
+			s.Once(&seen, 1<<2)
+			s.WS()
+			if s.Consume("null") {
 				break
 			}
-			body, esc, hi := s.strBody()
+			body, esc, hi := s.StrBody()
 			if !esc && !hi && string(body) == d.lastID {
 				e.ParentID = d.lastID
 			} else {
-				e.ParentID = s.text(body, esc, hi)
+				e.ParentID = s.Text(body, esc, hi)
 			}
 		case "timestamp":
-			s.once(&seen, 1<<3)
+			s.Once(&seen, 1<<3)
 			var esc, hi bool
-			if ts, esc, hi = s.strBody(); esc || hi {
-				s.bad()
+			if ts, esc, hi = s.StrBody(); esc || hi {
+				s.Fail()
 			}
 		case "message":
-			s.once(&seen, 1<<4)
+			s.Once(&seen, 1<<4)
 			e.Message = s.message()
 		default:
-			s.bad()
+			s.Fail()
 		}
 	}
-	if s.ws(); s.fail || s.i != len(s.b) || seen&(1<<3|1<<4) != 1<<3|1<<4 {
+	if !s.End() || seen&(1<<3|1<<4) != 1<<3|1<<4 {
 		return nil
 	}
 	if ms, ok := parseISOMillis(ts); ok {

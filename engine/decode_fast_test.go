@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/xcsh-go/xcsh/engine/internal/jsonscan"
 )
 
 // fastCorpus is every distinct message of the goldens (with -short, the
@@ -90,9 +92,9 @@ func goldenMessages(t testing.TB) (msgs []string) {
 // checkFastMessage fails when the fast decoder accepts data and decodes it
 // to anything but what the general decoder gives.
 func checkFastMessage(t testing.TB, data []byte) {
-	s := jscan{b: data}
+	s := fastScan{jsonscan.New(data, nil)}
 	m := s.hotMessage()
-	if s.ws(); m == nil || s.fail || s.i != len(s.b) {
+	if m == nil || !s.End() {
 		return
 	}
 	want, err := decodeMessage(data)
@@ -141,7 +143,7 @@ func TestFastDecodeAgrees(t *testing.T) {
 		for _, r := range []string{"user", "assistant", "toolResult"} {
 			hot = hot || strings.HasPrefix(m, `{"role":"`+r+`"`)
 		}
-		if s := (jscan{b: []byte(m)}); hot && (s.hotMessage() == nil || s.fail) {
+		if s := (fastScan{jsonscan.New([]byte(m), nil)}); hot && (s.hotMessage() == nil || s.Failed()) {
 			t.Errorf("a golden message takes the slow path: %s", m)
 		}
 	}
