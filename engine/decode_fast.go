@@ -6,18 +6,17 @@ import (
 	"github.com/xcsh-go/xcsh/engine/internal/jsonscan"
 )
 
-// fastScan is the fast path's reader: the lexer, and the readers below of
-// this package's types on it.
-type fastScan struct{ jsonscan.Scanner }
-
-// The fast path of decoding: the readers below take the messages a
-// session file is made of (user, assistant and toolResult, with their
-// blocks and usage) and the message entry around them in one pass over the
-// line, with the lexer of internal/jsonscan, straight into the final structs. The
-// general decoders (decode.go) call json.Unmarshal inside json.Unmarshal,
-// so every nested value is validated and scanned again at each level and
-// each level allocates its aux struct; on a 100k-entry session that was
-// most of the load time and of the garbage.
+// The fast path of decoding: the readers take a message of any role this
+// package knows, with its blocks, usage and file mentions, and the
+// message entry around it in one pass over the line, with the lexer of
+// internal/jsonscan, straight into the final structs. The general
+// decoders (the UnmarshalJSON methods) call json.Unmarshal inside
+// json.Unmarshal, so every nested value is validated and scanned again at
+// each level and each level allocates its aux struct; on a 100k-entry
+// session that was most of the load time and of the garbage. The readers
+// of each object are generated with its encoder and general decoder from
+// one table (codec_fast_gen.go, internal/codecgen); the ones below are
+// the hand-written rest.
 //
 // The path is strict and conservative: it accepts only valid JSON (it
 // validates as it reads) and only the keys and value types the general
@@ -26,6 +25,10 @@ type fastScan struct{ jsonscan.Scanner }
 // up, and the caller takes the general path, which decodes the line or
 // reports why it cannot. So whatever it accepts decodes to what the
 // general path gives, which TestFastDecodeAgrees checks.
+
+// fastScan is the fast path's reader: the lexer, and the readers of this
+// package's types on it.
+type fastScan struct{ jsonscan.Scanner }
 
 // contentValue reads a content value, a string or an array of blocks, as
 // decodeContent does.
@@ -48,7 +51,7 @@ func (s *fastScan) blocks() []ContentBlock {
 	if !s.Close(']') {
 		for more := true; more && !s.Failed(); more = s.Next(']') {
 			bs = append(bs, ContentBlock{})
-			s.block(&bs[len(bs)-1])
+			s.readContentBlock(&bs[len(bs)-1])
 		}
 	}
 	if s.Failed() {
@@ -59,149 +62,29 @@ func (s *fastScan) blocks() []ContentBlock {
 	return out
 }
 
-// block reads a content block of a type this package knows.
-func (s *fastScan) block(b *ContentBlock) {
-	if !s.Open('{') {
-		return
+// fileMentions reads the files of a fileMention message; an empty array
+// gives nil, as the general path does.
+func (s *fastScan) fileMentions() []FileMention {
+	if !s.Open('[') || s.Close(']') {
+		return nil
 	}
-	if s.Close('}') {
-		s.Fail() // no type: the general path keeps it raw
-		return
+	var fs []FileMention
+	for more := true; more && !s.Failed(); more = s.Next(']') {
+		fs = append(fs, FileMention{})
+		s.readFileMention(&fs[len(fs)-1])
 	}
-	var seen uint32
-	for more := true; more && !s.Failed(); more = s.Next('}') {
-		switch string(s.Key()) {
-		case "type":
-			s.Once(&seen, 1<<0)
-			body, _, _ := s.StrBody()
-			switch string(body) {
-			case BlockText:
-				b.Type = BlockText
-			case BlockThinking:
-				b.Type = BlockThinking
-			case BlockRedactedThinking:
-				b.Type = BlockRedactedThinking
-			case BlockImage:
-				b.Type = BlockImage
-			case BlockToolCall:
-				b.Type = BlockToolCall
-			default:
-				s.Fail()
-			}
-		case "text":
-			s.Once(&seen, 1<<1)
-			b.Text = s.Str()
-		case "textSignature":
-			s.Once(&seen, 1<<2)
-			b.TextSignature = s.Str()
-		case "thinking":
-			s.Once(&seen, 1<<3)
-			b.Thinking = s.Str()
-		case "thinkingSignature":
-			s.Once(&seen, 1<<4)
-			b.ThinkingSignature = s.Str()
-		case "data":
-			s.Once(&seen, 1<<5)
-			b.Data = s.Str()
-		case "mimeType":
-			s.Once(&seen, 1<<6)
-			b.MimeType = s.IStr()
-		case "id":
-			s.Once(&seen, 1<<7)
-			b.ID = s.Str()
-		case "name":
-			s.Once(&seen, 1<<8)
-			b.Name = s.IStr()
-		case "arguments":
-			s.Once(&seen, 1<<9)
-			b.Arguments = s.Raw()
-		case "thoughtSignature":
-			s.Once(&seen, 1<<10)
-			b.ThoughtSignature = s.Str()
-		case "intent":
-			s.Once(&seen, 1<<11)
-			b.Intent = s.Str()
-		default:
-			s.Fail()
-		}
-	}
-	if seen&1 == 0 {
-		s.Fail()
-	}
+	return fs
 }
 
-// usage reads a usage object.
-func (s *fastScan) usage(u *Usage) {
-	if !s.Open('{') || s.Close('}') {
-		return
-	}
-	var seen uint32
-	for more := true; more && !s.Failed(); more = s.Next('}') {
-		switch string(s.Key()) {
-		case "input":
-			s.Once(&seen, 1<<0)
-			u.Input = s.Int()
-		case "output":
-			s.Once(&seen, 1<<1)
-			u.Output = s.Int()
-		case "cacheRead":
-			s.Once(&seen, 1<<2)
-			u.CacheRead = s.Int()
-		case "cacheWrite":
-			s.Once(&seen, 1<<3)
-			u.CacheWrite = s.Int()
-		case "totalTokens":
-			s.Once(&seen, 1<<4)
-			u.TotalTokens = s.Int()
-		case "premiumRequests":
-			s.Once(&seen, 1<<5)
-			v := s.Int()
-			u.PremiumRequests = &v
-		case "cost":
-			s.Once(&seen, 1<<6)
-			s.cost(&u.Cost)
-		default:
-			s.Fail()
-		}
-	}
-}
-
-func (s *fastScan) cost(c *Cost) {
-	if !s.Open('{') || s.Close('}') {
-		return
-	}
-	var seen uint32
-	for more := true; more && !s.Failed(); more = s.Next('}') {
-		switch string(s.Key()) {
-		case "input":
-			s.Once(&seen, 1<<0)
-			c.Input = s.Float()
-		case "output":
-			s.Once(&seen, 1<<1)
-			c.Output = s.Float()
-		case "cacheRead":
-			s.Once(&seen, 1<<2)
-			c.CacheRead = s.Float()
-		case "cacheWrite":
-			s.Once(&seen, 1<<3)
-			c.CacheWrite = s.Float()
-		case "total":
-			s.Once(&seen, 1<<4)
-			c.Total = s.Float()
-		default:
-			s.Fail()
-		}
-	}
-}
-
-// message reads a message object. The hot roles are read here when "role"
-// is the first key, as every encoder writes it; any other message is
-// validated, cut out and given to DecodeMessage. It returns nil on failure
-// (s.Failed() set) or when DecodeMessage fails (the general path reports it).
+// message reads a message object. A role this package knows is read here
+// when "role" is the first key, as every encoder writes it; any other
+// message is validated, cut out and given to DecodeMessage. It returns nil
+// on failure (s.Failed()) or when DecodeMessage fails (the general path
+// reports it).
 func (s *fastScan) message() Message {
 	s.WS()
 	start := s.Pos()
-	if m := s.hotMessage(); m != nil || s.Failed() {
+	if m := s.roleMessage(); m != nil || s.Failed() {
 		return m
 	}
 	s.SetPos(start)
@@ -212,153 +95,6 @@ func (s *fastScan) message() Message {
 	if err != nil {
 		s.Fail()
 		return nil
-	}
-	return m
-}
-
-// hotMessage reads a user, assistant or toolResult message whose first
-// key is "role". It returns nil without failing (and at an unspecified
-// position) for any other message.
-func (s *fastScan) hotMessage() Message {
-	s.WS()
-	if !s.HasPrefix(`{"role":"`) {
-		return nil
-	}
-	s.Consume(`{"role":`)
-	body, _, _ := s.StrBody()
-	switch string(body) {
-	case "user":
-		return s.user()
-	case "assistant":
-		return s.assistant()
-	case "toolResult":
-		return s.toolResult()
-	}
-	return nil
-}
-
-// user reads the rest of a user message after its role.
-func (s *fastScan) user() *UserMessage {
-	m := &UserMessage{noAttribution: true}
-	seen := uint32(1)
-	for s.Next('}') && !s.Failed() {
-		switch string(s.Key()) {
-		case "role":
-			s.Once(&seen, 1<<0)
-		case "content":
-			s.Once(&seen, 1<<1)
-			m.Content, m.StringContent = s.contentValue()
-		case "synthetic":
-			s.Once(&seen, 1<<2)
-			m.Synthetic = s.Bool()
-		case "attribution":
-			s.Once(&seen, 1<<3)
-			m.Attribution, m.noAttribution = s.IStr(), false
-		case "providerPayload":
-			s.Once(&seen, 1<<4)
-			m.ProviderPayload = s.Raw()
-		case "timestamp":
-			s.Once(&seen, 1<<5)
-			m.Timestamp = s.Int()
-		default:
-			s.Fail()
-		}
-	}
-	return m
-}
-
-// assistant reads the rest of an assistant message after its role.
-func (s *fastScan) assistant() *AssistantMessage {
-	m := new(AssistantMessage)
-	seen := uint32(1)
-	for s.Next('}') && !s.Failed() {
-		switch string(s.Key()) {
-		case "role":
-			s.Once(&seen, 1<<0)
-		case "content":
-			s.Once(&seen, 1<<1)
-			m.Content = s.blocks()
-		case "api":
-			s.Once(&seen, 1<<2)
-			m.API = s.IStr()
-		case "provider":
-			s.Once(&seen, 1<<3)
-			m.Provider = s.IStr()
-		case "model":
-			s.Once(&seen, 1<<4)
-			m.Model = s.IStr()
-		case "responseId":
-			s.Once(&seen, 1<<5)
-			m.ResponseID = s.Str()
-		case "usage":
-			s.Once(&seen, 1<<6)
-			s.usage(&m.Usage)
-		case "stopReason":
-			s.Once(&seen, 1<<7)
-			m.StopReason = StopReason(s.IStr())
-		case "errorMessage":
-			s.Once(&seen, 1<<8)
-			m.ErrorMessage = s.Str()
-		case "providerPayload":
-			s.Once(&seen, 1<<9)
-			m.ProviderPayload = s.Raw()
-		case "timestamp":
-			s.Once(&seen, 1<<10)
-			m.Timestamp = s.Int()
-		case "duration":
-			s.Once(&seen, 1<<11)
-			v := s.Float()
-			m.Duration = &v
-		case "ttft":
-			s.Once(&seen, 1<<12)
-			v := s.Float()
-			m.TTFT = &v
-		default:
-			s.Fail()
-		}
-	}
-	return m
-}
-
-// toolResult reads the rest of a tool result message after its role.
-func (s *fastScan) toolResult() *ToolResultMessage {
-	m := new(ToolResultMessage)
-	seen := uint32(1)
-	for s.Next('}') && !s.Failed() {
-		switch string(s.Key()) {
-		case "role":
-			s.Once(&seen, 1<<0)
-		case "toolCallId":
-			s.Once(&seen, 1<<1)
-			m.ToolCallID = s.Str()
-		case "toolName":
-			s.Once(&seen, 1<<2)
-			m.ToolName = s.IStr()
-		case "content":
-			s.Once(&seen, 1<<3)
-			m.Content = s.blocks()
-		case "details":
-			s.Once(&seen, 1<<4)
-			m.Details = s.Raw()
-		case "isError":
-			s.Once(&seen, 1<<5)
-			m.IsError = s.Bool()
-		case "isWarning":
-			s.Once(&seen, 1<<6)
-			v := s.Bool()
-			m.IsWarning = &v
-		case "attribution":
-			s.Once(&seen, 1<<7)
-			m.Attribution = s.IStr()
-		case "prunedAt":
-			s.Once(&seen, 1<<8)
-			m.PrunedAt = s.Int()
-		case "timestamp":
-			s.Once(&seen, 1<<9)
-			m.Timestamp = s.Int()
-		default:
-			s.Fail()
-		}
 	}
 	return m
 }

@@ -160,7 +160,10 @@
 // order of the original agent, and decodes itself (DecodeMessage dispatches
 // on the role): decoding then encoding gives the bytes decoded, so a
 // session file loads and saves unchanged, even one holding roles or block
-// types this package does not know.
+// types this package does not know. The encoder, the fast decoder and the
+// general decoder of each message, block, usage and file mention are
+// generated from one table per object (internal/codecgen, go generate),
+// so they cannot disagree about a key.
 //
 // # Determinism
 //
