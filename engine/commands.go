@@ -91,6 +91,14 @@ func (s *Session) prepareInput(in Input) (Input, bool) {
 	return in, false
 }
 
+// plugCommands plugs the expansion of skills and templates in
+// (features.go) as the last input stage. Extension commands and the
+// extension input hook come before it, as Prompt's own steps
+// (extensions.md).
+func (s *Session) plugCommands() {
+	s.inputs = append(s.inputs, s.expandCommand)
+}
+
 // expandCommand is the last input stage: "/name args" naming a skill or a
 // prompt template becomes its text. Text that names no command passes
 // unchanged, as in the original. (actor)

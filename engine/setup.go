@@ -73,16 +73,13 @@ func (s *Session) installResources(res Resources) {
 	s.rebuildPrompt()
 }
 
-// Resources returns the installed resources (zero before Ready). (actor)
-func (s *Session) Resources() Resources { return s.res }
-
 // rebuildPrompt remakes the system prompt from the current tools and
 // resources (Config.RebuildPrompt; nil keeps it). (actor)
 func (s *Session) rebuildPrompt() {
 	if s.cfg.RebuildPrompt == nil {
 		return
 	}
-	s.SetSystemPrompt(s.cfg.RebuildPrompt(PromptParts{
+	s.setSystemPrompt(s.cfg.RebuildPrompt(PromptParts{
 		Tools: s.set.tools, Context: s.res.Context, Skills: slices.Clip(s.res.Skills), Rules: s.promptRules(),
 	}))
 }

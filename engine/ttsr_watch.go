@@ -110,6 +110,17 @@ func (s *Session) newTTSRStream() *ttsrStream {
 	return ts
 }
 
+// plugTTSR plugs the rules in (features.go): the configured rules (the
+// resources add theirs once read), the stream watch, which costs a nil
+// check per event while there are none, the post-run stage, and, on a new
+// record, the rules its branch already injected.
+func (s *Session) plugTTSR() {
+	s.ttsr.rules = s.cfg.Rules
+	s.watches = append(s.watches, s.ttsrWatch)
+	s.stages = append(s.stages, s.ttsrStage)
+	s.onInstall = append(s.onInstall, s.restoreTTSR)
+}
+
 // ttsrWatch is the stream watch of the rules (run goroutine): a match of
 // an interrupting rule ends the call.
 func (s *Session) ttsrWatch(r *run, ev StreamEvent) error {

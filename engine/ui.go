@@ -198,8 +198,8 @@ func (e SetTitle) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// EmitSetTitle sends a setTitle request with a fresh UI id. (actor)
-func (s *Session) EmitSetTitle(title string) {
+// emitSetTitle sends a setTitle request with a fresh UI id. (actor)
+func (s *Session) emitSetTitle(title string) {
 	s.emit(SetTitle{ID: s.cfg.IDs.NewID("ui"), Title: title})
 }
 
@@ -295,7 +295,7 @@ func (s *Session) UISetWidget(key string, lines []string, placement string) {
 // as the original drops an extension's setTitle.
 func (s *Session) UISetTitle(title string) {
 	if s.cfg.AnnounceName {
-		s.EmitSetTitle(title)
+		s.emitSetTitle(title)
 	}
 }
 

@@ -1,4 +1,4 @@
-package engine
+package provider
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/xcsh-go/xcsh/engine"
 )
 
 // The adapters' checks on a streamed HTTP body (docs/providers.md "Not a
@@ -21,10 +23,10 @@ import (
 // longer than a stream decoder takes; both used to look like a cut
 // connection ("stream ended before …", "bufio.Scanner: token too long")
 // and were retried, getting the same answer each time. Here they are
-// ErrorProtocol failures that say what came back.
+// engine.ErrorProtocol failures that say what came back.
 
-// ErrNotAStream is the cause (ProviderError.Err) of a successful response
-// whose body is not the stream asked for.
+// ErrNotAStream is the cause (engine.ProviderError.Err) of a successful
+// response whose body is not the stream asked for.
 var ErrNotAStream = errors.New("the response is not a stream")
 
 // pageMax bounds what is read of a page to quote it.
@@ -69,7 +71,7 @@ func NotAStreamBody(status int, ctype string, body []byte, want string, secrets 
 	return notStreamError(status, ctype, body, want, secrets)
 }
 
-func notStreamError(status int, ctype string, body []byte, want string, secrets []string) *ProviderError {
+func notStreamError(status int, ctype string, body []byte, want string, secrets []string) *engine.ProviderError {
 	if media, _, err := mime.ParseMediaType(ctype); err == nil {
 		ctype = media
 	}
@@ -80,7 +82,7 @@ func notStreamError(status int, ctype string, body []byte, want string, secrets 
 	if len(bytes.TrimSpace(body)) > 0 {
 		what = strconv.Quote(quoteStart(body))
 	}
-	return &ProviderError{Kind: ErrorProtocol, Status: status, Err: ErrNotAStream,
+	return &engine.ProviderError{Kind: engine.ErrorProtocol, Status: status, Err: ErrNotAStream,
 		Message: Redact(fmt.Sprintf("the server answered %d with %s instead of %s: %s", status, ctype, want, what), secrets)}
 }
 
@@ -186,7 +188,7 @@ func (w *LineWatch) LineTooLong(err error, capBytes int64, limit, what string, s
 	if !errors.Is(err, bufio.ErrTooLong) && (err != nil || capBytes <= 0 || w.lineLen < capBytes) {
 		return nil
 	}
-	return &ProviderError{Kind: ErrorProtocol, Status: http.StatusOK, Err: err,
+	return &engine.ProviderError{Kind: engine.ErrorProtocol, Status: http.StatusOK, Err: err,
 		Message: Redact(fmt.Sprintf("the server sent a line over %s in its %s, starting %s", limit, what, strconv.Quote(quoteLine(w.line))), secrets)}
 }
 

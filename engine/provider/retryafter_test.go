@@ -1,4 +1,4 @@
-package engine
+package provider
 
 import (
 	"net/http"

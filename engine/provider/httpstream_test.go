@@ -1,4 +1,4 @@
-package engine
+package provider
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/xcsh-go/xcsh/engine"
 )
 
 func response(ctype, body string) *http.Response {
@@ -55,9 +57,9 @@ func TestNotAStream(t *testing.T) {
 				}
 				return
 			}
-			var pe *ProviderError
-			if !errors.As(err, &pe) || pe.Kind != ErrorProtocol || pe.Status != 200 || !errors.Is(err, ErrNotAStream) {
-				t.Fatalf("err = %#v, want an ErrorProtocol ProviderError", err)
+			var pe *engine.ProviderError
+			if !errors.As(err, &pe) || pe.Kind != engine.ErrorProtocol || pe.Status != 200 || !errors.Is(err, ErrNotAStream) {
+				t.Fatalf("err = %#v, want an engine.ErrorProtocol engine.ProviderError", err)
 			}
 			if pe.Message != tt.msg {
 				t.Errorf("message\n %s\nwant\n %s", pe.Message, tt.msg)
@@ -102,11 +104,3 @@ type iotest struct {
 }
 
 func (r iotest) Read(p []byte) (int, error) { return r.r.Read(p[:min(len(p), r.n)]) }
-
-func TestProtocolErrorsAreNotRetried(t *testing.T) {
-	t.Parallel()
-	msg := &AssistantMessage{StopReason: StopError, ErrorMessage: `the server answered 200 with text/html instead of an event stream: "<title>502 Bad Gateway</title>"`}
-	if retryable(msg, &ProviderError{Kind: ErrorProtocol, Message: msg.ErrorMessage}) {
-		t.Error("a protocol error whose text says 502 was retried")
-	}
-}

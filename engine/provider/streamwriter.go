@@ -1,12 +1,14 @@
-package engine
+package provider
+
+import "github.com/xcsh-go/xcsh/engine"
 
 // StreamWriter emits a provider's stream events in the shape the engine
-// reads (docs/providers.md "Writing an adapter"): every block has its
-// start, its deltas and its end; at most one block is open, and opening a
-// block of another kind (or a second tool call) ends the open one first;
-// Done ends the open block before StreamDone. An adapter converts what its
-// backend sends into calls on a StreamWriter and keeps no block state of
-// its own beyond what its backend needs (OpenAI's buffered tool calls,
+// reads (docs/providers.md "Writing an adapter"): every block has its start,
+// its deltas and its end; at most one block is open, and opening a block of
+// another kind (or a second tool call) ends the open one first; Done ends
+// the open block before engine.StreamDone. An adapter converts what its
+// backend sends into calls on a StreamWriter and keeps no block state of its
+// own beyond what its backend needs (OpenAI's buffered tool calls,
 // Anthropic's per-index arguments).
 //
 // The first error the callback returns is kept: every later call returns
@@ -15,7 +17,7 @@ package engine
 //
 // A StreamWriter belongs to one Stream call and its goroutine.
 type StreamWriter struct {
-	fn      func(StreamEvent) error
+	fn      func(engine.StreamEvent) error
 	err     error // the callback's first error; sticky
 	open    openKind
 	stopped bool // err is set or Done was emitted: nothing more is emitted
@@ -36,31 +38,31 @@ const (
 )
 
 // NewStreamWriter returns a writer that emits through fn, the callback
-// given to Provider.Stream.
-func NewStreamWriter(fn func(StreamEvent) error) *StreamWriter {
+// given to engine.Provider.Stream.
+func NewStreamWriter(fn func(engine.StreamEvent) error) *StreamWriter {
 	return &StreamWriter{fn: fn}
 }
 
 // Err returns the first error the callback returned, or nil.
 func (w *StreamWriter) Err() error { return w.err }
 
-// Open returns the type of the open block: BlockText, BlockThinking,
-// BlockToolCall, or "" when none is open.
+// Open returns the type of the open block: engine.BlockText,
+// engine.BlockThinking, engine.BlockToolCall, or "" when none is open.
 func (w *StreamWriter) Open() string {
 	switch w.open {
 	case openText:
-		return BlockText
+		return engine.BlockText
 	case openThinking:
-		return BlockThinking
+		return engine.BlockThinking
 	case openToolCall:
-		return BlockToolCall
+		return engine.BlockToolCall
 	}
 	return ""
 }
 
 // emit calls the callback unless an earlier call failed or the stream is
 // done.
-func (w *StreamWriter) emit(ev StreamEvent) error {
+func (w *StreamWriter) emit(ev engine.StreamEvent) error {
 	if w.stopped {
 		return w.err
 	}
@@ -81,7 +83,7 @@ func (w *StreamWriter) ResponseID(id string) { w.responseID = id }
 
 // start ends the open block and opens one of kind k with ev (its start
 // event).
-func (w *StreamWriter) start(k openKind, ev StreamEvent) error {
+func (w *StreamWriter) start(k openKind, ev engine.StreamEvent) error {
 	if err := w.EndBlock(); err != nil || w.stopped {
 		return err
 	}
@@ -97,7 +99,7 @@ func (w *StreamWriter) Text(delta string) error {
 		return w.text(delta)
 	}
 	// The hot path, small enough to inline into an adapter's loop.
-	if err := w.fn(StreamEvent{Kind: StreamTextDelta, Delta: delta}); err != nil {
+	if err := w.fn(engine.StreamEvent{Kind: engine.StreamTextDelta, Delta: delta}); err != nil {
 		w.err, w.stopped = err, true
 		return err
 	}
@@ -106,14 +108,14 @@ func (w *StreamWriter) Text(delta string) error {
 
 func (w *StreamWriter) text(delta string) error {
 	if w.open != openText {
-		if err := w.start(openText, StreamEvent{Kind: StreamTextStart}); err != nil {
+		if err := w.start(openText, engine.StreamEvent{Kind: engine.StreamTextStart}); err != nil {
 			return err
 		}
 	}
 	if delta == "" {
 		return w.err
 	}
-	return w.emit(StreamEvent{Kind: StreamTextDelta, Delta: delta})
+	return w.emit(engine.StreamEvent{Kind: engine.StreamTextDelta, Delta: delta})
 }
 
 // TextSignature appends part to the signature that the open text block's
@@ -135,7 +137,7 @@ func (w *StreamWriter) EndText() error {
 	w.open = openNone
 	sig := w.sig
 	w.sig = ""
-	return w.emit(StreamEvent{Kind: StreamTextEnd, Signature: sig})
+	return w.emit(engine.StreamEvent{Kind: engine.StreamTextEnd, Signature: sig})
 }
 
 // Thinking appends delta to the open thinking block, ending any other open
@@ -143,14 +145,14 @@ func (w *StreamWriter) EndText() error {
 // the block.
 func (w *StreamWriter) Thinking(delta string) error {
 	if w.open != openThinking {
-		if err := w.start(openThinking, StreamEvent{Kind: StreamThinkingStart}); err != nil {
+		if err := w.start(openThinking, engine.StreamEvent{Kind: engine.StreamThinkingStart}); err != nil {
 			return err
 		}
 	}
 	if delta == "" {
 		return w.err
 	}
-	return w.emit(StreamEvent{Kind: StreamThinkingDelta, Delta: delta})
+	return w.emit(engine.StreamEvent{Kind: engine.StreamThinkingDelta, Delta: delta})
 }
 
 // ThinkingSignature appends part to the signature that the open thinking
@@ -172,14 +174,14 @@ func (w *StreamWriter) EndThinking() error {
 	w.open = openNone
 	sig := w.sig
 	w.sig = ""
-	return w.emit(StreamEvent{Kind: StreamThinkingEnd, Signature: sig})
+	return w.emit(engine.StreamEvent{Kind: engine.StreamThinkingEnd, Signature: sig})
 }
 
 // ToolCallStart ends the open block (a tool call too: calls follow each
 // other, they never nest) and starts tool call id calling name. The id and
 // name ride on every event of the call.
 func (w *StreamWriter) ToolCallStart(id, name string) error {
-	if err := w.start(openToolCall, StreamEvent{Kind: StreamToolCallStart, ToolCallID: id, ToolName: name}); err != nil {
+	if err := w.start(openToolCall, engine.StreamEvent{Kind: engine.StreamToolCallStart, ToolCallID: id, ToolName: name}); err != nil {
 		return err
 	}
 	w.id, w.name = id, name
@@ -193,7 +195,7 @@ func (w *StreamWriter) ToolCallDelta(fragment string) error {
 	if w.open != openToolCall || fragment == "" {
 		return w.err
 	}
-	return w.emit(StreamEvent{Kind: StreamToolCallDelta, ToolCallID: w.id, ToolName: w.name, Delta: fragment})
+	return w.emit(engine.StreamEvent{Kind: engine.StreamToolCallDelta, ToolCallID: w.id, ToolName: w.name, Delta: fragment})
 }
 
 // ToolCallEnd ends the open tool call. args, when not nil, is the final
@@ -206,7 +208,7 @@ func (w *StreamWriter) ToolCallEnd(args []byte) error {
 	w.open = openNone
 	id, name := w.id, w.name
 	w.id, w.name = "", ""
-	return w.emit(StreamEvent{Kind: StreamToolCallEnd, ToolCallID: id, ToolName: name, Arguments: args})
+	return w.emit(engine.StreamEvent{Kind: engine.StreamToolCallEnd, ToolCallID: id, ToolName: name, Arguments: args})
 }
 
 // ToolCall emits a whole tool call whose arguments the backend sent at
@@ -228,7 +230,7 @@ func (w *StreamWriter) RedactedThinking(data string) error {
 	if err := w.EndBlock(); err != nil {
 		return err
 	}
-	return w.emit(StreamEvent{Kind: StreamRedactedThinking, Delta: data})
+	return w.emit(engine.StreamEvent{Kind: engine.StreamRedactedThinking, Delta: data})
 }
 
 // EndBlock ends the open block, whatever its kind (a tool call without
@@ -248,17 +250,18 @@ func (w *StreamWriter) EndBlock() error {
 // Usage reports the call's cumulative token counts; it may come at any
 // time, as often as the backend updates them, and leaves the open block
 // open.
-func (w *StreamWriter) Usage(u Usage) error {
-	return w.emit(StreamEvent{Kind: StreamUsage, Usage: u})
+func (w *StreamWriter) Usage(u engine.Usage) error {
+	return w.emit(engine.StreamEvent{Kind: engine.StreamUsage, Usage: u})
 }
 
-// Done ends the open block and emits StreamDone: the stream's last event.
-// responseID is the backend's id for the response, "" when it has none.
-func (w *StreamWriter) Done(stop StopReason, responseID string) error {
+// Done ends the open block and emits engine.StreamDone: the stream's last
+// event. responseID is the backend's id for the response, "" when it has
+// none.
+func (w *StreamWriter) Done(stop engine.StopReason, responseID string) error {
 	if err := w.EndBlock(); err != nil {
 		return err
 	}
-	if err := w.emit(StreamEvent{Kind: StreamDone, StopReason: stop, ResponseID: responseID}); err != nil {
+	if err := w.emit(engine.StreamEvent{Kind: engine.StreamDone, StopReason: stop, ResponseID: responseID}); err != nil {
 		return err
 	}
 	w.stopped = true

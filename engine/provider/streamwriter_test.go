@@ -1,42 +1,44 @@
-package engine
+package provider
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/xcsh-go/xcsh/engine"
 )
 
 // renderEvent gives a stream event a short form that shows every field a
 // kind carries.
-func renderEvent(ev StreamEvent) string {
+func renderEvent(ev engine.StreamEvent) string {
 	switch ev.Kind {
-	case StreamTextStart:
+	case engine.StreamTextStart:
 		return "text_start"
-	case StreamTextDelta:
+	case engine.StreamTextDelta:
 		return "text " + ev.Delta
-	case StreamTextEnd:
+	case engine.StreamTextEnd:
 		if ev.Signature != "" {
 			return "text_end sig=" + ev.Signature
 		}
 		return "text_end"
-	case StreamThinkingStart:
+	case engine.StreamThinkingStart:
 		return "thinking_start"
-	case StreamThinkingDelta:
+	case engine.StreamThinkingDelta:
 		return "thinking " + ev.Delta
-	case StreamThinkingEnd:
+	case engine.StreamThinkingEnd:
 		return "thinking_end sig=" + ev.Signature
-	case StreamToolCallStart:
+	case engine.StreamToolCallStart:
 		return "call_start " + ev.ToolCallID + " " + ev.ToolName
-	case StreamToolCallDelta:
+	case engine.StreamToolCallDelta:
 		return "call_delta " + ev.ToolCallID + " " + ev.ToolName + " " + ev.Delta
-	case StreamToolCallEnd:
+	case engine.StreamToolCallEnd:
 		return "call_end " + ev.ToolCallID + " " + ev.ToolName + " args=" + string(ev.Arguments)
-	case StreamRedactedThinking:
+	case engine.StreamRedactedThinking:
 		return "redacted " + ev.Delta
-	case StreamUsage:
+	case engine.StreamUsage:
 		return fmt.Sprintf("usage in=%d out=%d", ev.Usage.Input, ev.Usage.Output)
-	case StreamDone:
+	case engine.StreamDone:
 		return "done " + string(ev.StopReason) + " " + ev.ResponseID
 	}
 	return fmt.Sprintf("kind %d", ev.Kind)
@@ -52,7 +54,7 @@ func TestStreamWriter(t *testing.T) {
 		{
 			name: "text, Done closes it",
 			write: func(w *StreamWriter) error {
-				return errors.Join(w.Text("Hel"), w.Text("lo"), w.Done(StopStop, "resp_1"))
+				return errors.Join(w.Text("Hel"), w.Text("lo"), w.Done(engine.StopStop, "resp_1"))
 			},
 			want: []string{"text_start", "text Hel", "text lo", "text_end", "done stop resp_1"},
 		},
@@ -62,14 +64,14 @@ func TestStreamWriter(t *testing.T) {
 				err := w.Thinking("hmm")
 				w.ThinkingSignature("sig")
 				w.ThinkingSignature("-2")
-				return errors.Join(err, w.Text("answer"), w.Done(StopStop, ""))
+				return errors.Join(err, w.Text("answer"), w.Done(engine.StopStop, ""))
 			},
 			want: []string{"thinking_start", "thinking hmm", "thinking_end sig=sig-2", "text_start", "text answer", "text_end", "done stop "},
 		},
 		{
 			name: "text, thinking, text are three blocks",
 			write: func(w *StreamWriter) error {
-				return errors.Join(w.Text("a"), w.Thinking("b"), w.Text("c"), w.Done(StopStop, ""))
+				return errors.Join(w.Text("a"), w.Thinking("b"), w.Text("c"), w.Done(engine.StopStop, ""))
 			},
 			want: []string{"text_start", "text a", "text_end", "thinking_start", "thinking b", "thinking_end sig=",
 				"text_start", "text c", "text_end", "done stop "},
@@ -77,7 +79,7 @@ func TestStreamWriter(t *testing.T) {
 		{
 			name: "empty blocks: an empty delta only starts, once",
 			write: func(w *StreamWriter) error {
-				return errors.Join(w.Text(""), w.Text(""), w.EndText(), w.Thinking(""), w.EndThinking(), w.Done(StopStop, ""))
+				return errors.Join(w.Text(""), w.Text(""), w.EndText(), w.Thinking(""), w.EndThinking(), w.Done(engine.StopStop, ""))
 			},
 			want: []string{"text_start", "text_end", "thinking_start", "thinking_end sig=", "done stop "},
 		},
@@ -109,7 +111,7 @@ func TestStreamWriter(t *testing.T) {
 				w.TextSignature("lost too")
 				err = errors.Join(err, w.Text("b"))
 				w.TextSignature("msg_2")
-				return errors.Join(err, w.EndText(), w.Text(""), w.Done(StopStop, ""))
+				return errors.Join(err, w.EndText(), w.Text(""), w.Done(engine.StopStop, ""))
 			},
 			want: []string{"text_start", "text a", `text_end sig={"v":1,"id":"msg_1"}`, "thinking_start", "thinking t", "thinking_end sig=",
 				"text_start", "text b", "text_end sig=msg_2", "text_start", "text_end", "done stop "},
@@ -120,7 +122,7 @@ func TestStreamWriter(t *testing.T) {
 				return errors.Join(w.Text("Reading."),
 					w.ToolCallStart("call_a", "read"), w.ToolCallDelta(`{"path":`), w.ToolCallDelta(`"a"}`),
 					w.ToolCallStart("call_b", "grep"), w.ToolCallDelta(`{}`), w.ToolCallEnd([]byte(`{"x":1}`)),
-					w.Done(StopToolUse, ""))
+					w.Done(engine.StopToolUse, ""))
 			},
 			want: []string{"text_start", "text Reading.", "text_end",
 				"call_start call_a read", `call_delta call_a read {"path":`, `call_delta call_a read "a"}`, "call_end call_a read args=",
@@ -137,14 +139,14 @@ func TestStreamWriter(t *testing.T) {
 		{
 			name: "text after a tool call ends the call",
 			write: func(w *StreamWriter) error {
-				return errors.Join(w.ToolCallStart("c", "ls"), w.ToolCallDelta("{"), w.Text("x"), w.ToolCallDelta("}"), w.Done(StopStop, ""))
+				return errors.Join(w.ToolCallStart("c", "ls"), w.ToolCallDelta("{"), w.Text("x"), w.ToolCallDelta("}"), w.Done(engine.StopStop, ""))
 			},
 			want: []string{"call_start c ls", "call_delta c ls {", "call_end c ls args=", "text_start", "text x", "text_end", "done stop "},
 		},
 		{
 			name: "whole tool calls",
 			write: func(w *StreamWriter) error {
-				return errors.Join(w.Thinking("t"), w.ToolCall("call_0", "read", []byte(`{"p":1}`)), w.ToolCall("call_1", "ls", []byte(`{}`)), w.Done(StopToolUse, ""))
+				return errors.Join(w.Thinking("t"), w.ToolCall("call_0", "read", []byte(`{"p":1}`)), w.ToolCall("call_1", "ls", []byte(`{}`)), w.Done(engine.StopToolUse, ""))
 			},
 			want: []string{"thinking_start", "thinking t", "thinking_end sig=",
 				"call_start call_0 read", `call_delta call_0 read {"p":1}`, `call_end call_0 read args={"p":1}`,
@@ -153,22 +155,22 @@ func TestStreamWriter(t *testing.T) {
 		{
 			name: "redacted thinking ends the open block and opens none",
 			write: func(w *StreamWriter) error {
-				return errors.Join(w.Text("a"), w.RedactedThinking("opaque"), w.RedactedThinking("more"), w.Text("b"), w.Done(StopStop, ""))
+				return errors.Join(w.Text("a"), w.RedactedThinking("opaque"), w.RedactedThinking("more"), w.Text("b"), w.Done(engine.StopStop, ""))
 			},
 			want: []string{"text_start", "text a", "text_end", "redacted opaque", "redacted more", "text_start", "text b", "text_end", "done stop "},
 		},
 		{
 			name: "usage leaves the open block open",
 			write: func(w *StreamWriter) error {
-				return errors.Join(w.Usage(Usage{Input: 1}), w.Text("a"), w.Usage(Usage{Input: 1, Output: 2}), w.Text("b"), w.Done(StopLength, ""))
+				return errors.Join(w.Usage(engine.Usage{Input: 1}), w.Text("a"), w.Usage(engine.Usage{Input: 1, Output: 2}), w.Text("b"), w.Done(engine.StopLength, ""))
 			},
 			want: []string{"usage in=1 out=0", "text_start", "text a", "usage in=1 out=2", "text b", "text_end", "done length "},
 		},
 		{
 			name: "Done ends an open tool call; nothing follows Done",
 			write: func(w *StreamWriter) error {
-				return errors.Join(w.ToolCallStart("c", "ls"), w.ToolCallDelta("{}"), w.Done(StopToolUse, "r"),
-					w.Text("late"), w.Usage(Usage{}), w.RedactedThinking("x"), w.Done(StopStop, "again"))
+				return errors.Join(w.ToolCallStart("c", "ls"), w.ToolCallDelta("{}"), w.Done(engine.StopToolUse, "r"),
+					w.Text("late"), w.Usage(engine.Usage{}), w.RedactedThinking("x"), w.Done(engine.StopStop, "again"))
 			},
 			want: []string{"call_start c ls", "call_delta c ls {}", "call_end c ls args=", "done toolUse r"},
 		},
@@ -177,7 +179,7 @@ func TestStreamWriter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var got []string
-			w := NewStreamWriter(func(ev StreamEvent) error {
+			w := NewStreamWriter(func(ev engine.StreamEvent) error {
 				got = append(got, renderEvent(ev))
 				return nil
 			})
@@ -202,13 +204,13 @@ func TestStreamWriterCallbackError(t *testing.T) {
 	all := func(w *StreamWriter) []error {
 		return []error{
 			w.Text("a"), w.Thinking("b"), w.ToolCallStart("c", "ls"), w.ToolCallDelta("{}"),
-			w.ToolCallEnd(nil), w.ToolCall("d", "ls", []byte("{}")), w.RedactedThinking("r"), w.Usage(Usage{}),
-			w.EndBlock(), w.Done(StopStop, ""),
+			w.ToolCallEnd(nil), w.ToolCall("d", "ls", []byte("{}")), w.RedactedThinking("r"), w.Usage(engine.Usage{}),
+			w.EndBlock(), w.Done(engine.StopStop, ""),
 		}
 	}
 	// Count the events of a clean run, then fail at each of them in turn.
 	var n int
-	for _, err := range all(NewStreamWriter(func(StreamEvent) error { n++; return nil })) {
+	for _, err := range all(NewStreamWriter(func(engine.StreamEvent) error { n++; return nil })) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +219,7 @@ func TestStreamWriterCallbackError(t *testing.T) {
 		t.Run(fmt.Sprint("fail at event ", failAt), func(t *testing.T) {
 			t.Parallel()
 			calls := 0
-			w := NewStreamWriter(func(StreamEvent) error {
+			w := NewStreamWriter(func(engine.StreamEvent) error {
 				calls++
 				if calls == failAt {
 					return stop
@@ -241,7 +243,7 @@ func TestStreamWriterCallbackError(t *testing.T) {
 // BenchmarkStreamWriterText is the writer's cost per text delta, the
 // adapters' hot path.
 func BenchmarkStreamWriterText(b *testing.B) {
-	w := NewStreamWriter(func(StreamEvent) error { return nil })
+	w := NewStreamWriter(func(engine.StreamEvent) error { return nil })
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := w.Text("tok "); err != nil {
