@@ -68,6 +68,40 @@ func TestFileToolsInSandbox(t *testing.T) {
 	}
 }
 
+// write and edit keep the agent's and git's configuration paths
+// read-only in workspace-write: an existing one, a missing one (no
+// directory made on the way), at any depth; the rest of the tree is open.
+func TestFileToolsKeepConfigPaths(t *testing.T) {
+	t.Parallel()
+	ws, err := filepath.EvalSymlinks(tree(t, map[string]string{".mcp.json": "{}", ".git/config": "[core]\n", "src/a.go": "package a\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Cwd: ws, Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{ws}}}
+	w, e := NewWrite(o), NewEdit(o)
+	for _, path := range []string{".mcp.json", ".xcsh/extensions/evil", ".git/hooks/pre-commit", "sub/.claude/settings.json", ".cursor/rules/r.mdc"} {
+		res := call(t, w, `{"path":"`+path+`","content":"x"}`)
+		if !res.IsError || !strings.Contains(text(res), "Cannot write "+path+": the sandbox (workspace-write) keeps ") || !strings.Contains(text(res), "read-only") {
+			t.Fatalf("write %s: %s", path, text(res))
+		}
+	}
+	res := call(t, e, `{"edits":[{"path":".git/config","old_text":"[core]","new_text":"[core]\n\tfsmonitor = evil"}]}`)
+	if !res.IsError || !strings.Contains(text(res), "keeps "+filepath.Join(ws, ".git")+" read-only") {
+		t.Fatalf("edit .git/config: %s", text(res))
+	}
+	for _, dir := range []string{".xcsh", "sub", ".cursor", ".git/hooks"} {
+		if _, err := os.Stat(filepath.Join(ws, dir)); err == nil {
+			t.Errorf("a refused write made %s", dir)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".mcp.json")); string(b) != "{}" {
+		t.Fatalf(".mcp.json changed: %q", b)
+	}
+	if res := call(t, w, `{"path":"src/b.go","content":"package a\n"}`); res.IsError {
+		t.Fatalf("write beside: %s", text(res))
+	}
+}
+
 // A bash command the kernel refused gets a note naming the sandbox rule.
 func TestBashNoteInSandbox(t *testing.T) {
 	t.Parallel()

@@ -52,6 +52,10 @@ type Policy struct {
 	// Devices are the device files writable in every mode (/dev/null and
 	// the like: a shell's `> /dev/null` is not a write to guard).
 	Devices []string `json:"devices"`
+	// Protected are directories kept read-only although they lie in a
+	// root (the agent dir: Protect), resolved; the configuration names
+	// below every root (configNames) are kept too.
+	Protected []string `json:"protected,omitempty"`
 }
 
 // devices are writable in every mode; missing ones are skipped.
@@ -136,9 +140,15 @@ type DeniedError struct {
 	Mode  Mode
 	Path  string // the resolved path refused
 	Roots []string
+	// Config is the configuration path Path is or lies in, when that is
+	// the rule that refused it (configPath).
+	Config string
 }
 
 func (e *DeniedError) Error() string {
+	if e.Config != "" {
+		return fmt.Sprintf("the sandbox (%s) keeps %s read-only: agents and git read it when they start and may run what it names", e.Mode, e.Config)
+	}
 	if e.Mode == ReadOnly {
 		return fmt.Sprintf("the sandbox (read-only) denies every write; %s was not changed", e.Path)
 	}
@@ -148,10 +158,13 @@ func (e *DeniedError) Error() string {
 
 // check is the refusal to write real, or nil.
 func (p *Policy) check(real string) error {
-	if p.Allows(real) {
-		return nil
+	if !p.Allows(real) {
+		return &DeniedError{Mode: p.Mode, Path: real, Roots: p.Roots}
 	}
-	return &DeniedError{Mode: p.Mode, Path: real, Roots: p.Roots}
+	if c := p.configPath(real); c != "" {
+		return &DeniedError{Mode: p.Mode, Path: real, Roots: p.Roots, Config: c}
+	}
+	return nil
 }
 
 // Explain returns a note for the output of a sandboxed command that
@@ -199,6 +212,13 @@ type Enforcement struct {
 	// "landlock-tcp" (fallback: TCP connect and bind refused), "none"
 	// (fallback with nothing to enforce it) or "open" (allowed).
 	Network string `json:"network"`
+	// Mounts says the mount namespace of workspace-write is laid out
+	// (metadata outside the roots and the configuration paths read-only);
+	// Seccomp that read-only's filter refuses metadata changes. The CLI
+	// reads them; get_state does not show them (--sandbox-fallback says on
+	// stderr when one is missing).
+	Mounts  bool `json:"mounts,omitempty"`
+	Seccomp bool `json:"seccomp,omitempty"`
 }
 
 // State is get_state.sandbox.
