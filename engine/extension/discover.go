@@ -46,16 +46,24 @@ type Where struct {
 // directory holding extension.json; other files in those directories are
 // skipped (hidden ones silently). What cannot be used is returned as a
 // problem, for extension_error.
+//
+// Those the project brings (its settings file's list and its extensions
+// directory, unless the agent dir is there) are marked Project.
 func Discover(w Where) ([]Spec, []engine.ExtensionError) {
 	d := &discovery{seen: map[string]bool{}}
 	for _, p := range w.Paths {
 		d.add(absolute(w.Cwd, p), 0, true)
 	}
 	if !w.NoDiscovery {
+		project := func(path string) bool {
+			return !within(path, filepath.Clean(w.AgentDir))
+		}
 		for _, file := range []string{filepath.Join(w.AgentDir, "settings.json"), filepath.Join(w.Cwd, ".xcsh", "settings.json")} {
+			d.project = file != filepath.Join(w.AgentDir, "settings.json") && project(file)
 			d.settings(file)
 		}
 		for _, dir := range []string{filepath.Join(w.Cwd, ".xcsh", "extensions"), filepath.Join(w.AgentDir, "extensions")} {
+			d.project = dir != filepath.Join(w.AgentDir, "extensions") && project(dir)
 			entries, err := os.ReadDir(dir)
 			if err != nil {
 				continue
@@ -79,6 +87,13 @@ type discovery struct {
 	seen     map[string]bool
 	specs    []Spec
 	problems []engine.ExtensionError
+	// project marks what is added now as the project's.
+	project bool
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return dir != "" && dir != "." && (p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)))
 }
 
 func absolute(base, p string) string {
@@ -119,6 +134,7 @@ func (d *discovery) add(path string, deadline time.Duration, explicit bool) {
 		if deadline > 0 {
 			spec.Deadline = deadline
 		}
+		spec.Project = d.project
 		d.specs = append(d.specs, spec)
 	case !fi.Mode().IsRegular():
 		d.problem(path, errors.New("not a regular file or a directory"))
@@ -127,7 +143,7 @@ func (d *discovery) add(path string, deadline time.Duration, explicit bool) {
 			d.problem(path, errors.New("not executable (an extension is an executable, or a directory with "+ManifestName+")"))
 		}
 	default:
-		d.specs = append(d.specs, Spec{Path: path, Command: []string{path}, Deadline: deadline})
+		d.specs = append(d.specs, Spec{Path: path, Command: []string{path}, Deadline: deadline, Project: d.project})
 	}
 }
 

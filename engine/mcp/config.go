@@ -31,6 +31,9 @@ type serverConfig struct {
 	StartTimeout time.Duration
 	Disabled     bool
 	File         string // the file that defined it
+	// Project says File is the project's own (.xcsh/mcp.json or .mcp.json
+	// in Cwd), not the user's: Options.Admit decides whether it runs.
+	Project bool
 	// Problem is why the entry cannot start (a missing variable, no
 	// command); the server is reported failed with it.
 	Problem string
@@ -138,6 +141,18 @@ func loadConfigs(o Options, getenv func(string) string, warn func(string, ...any
 	if o.NoConfigFiles {
 		return out
 	}
+	project := map[string]bool{filepath.Join(o.Cwd, ".xcsh", "mcp.json"): true, filepath.Join(o.Cwd, ".mcp.json"): true}
+	if o.AgentDir != "" {
+		// The agent dir is the user's even where it lies in the project.
+		delete(project, filepath.Join(o.AgentDir, "mcp.json"))
+	}
+	for _, p := range o.ConfigPaths {
+		// A file named on the command line is the user's choice.
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(o.Cwd, p)
+		}
+		delete(project, p)
+	}
 	for i, path := range configFiles(o) {
 		b, err := readConfig(path)
 		if err != nil {
@@ -166,10 +181,12 @@ func loadConfigs(o Options, getenv func(string) string, warn func(string, ...any
 			seen[name] = path
 			var raw rawServer
 			if err := json.Unmarshal(doc.MCPServers[name], &raw); err != nil {
-				out = append(out, serverConfig{Name: name, File: path, Transport: "stdio", Problem: "invalid entry: " + err.Error()})
+				out = append(out, serverConfig{Name: name, File: path, Transport: "stdio", Problem: "invalid entry: " + err.Error(), Project: project[path]})
 				continue
 			}
-			out = append(out, parseServer(name, path, raw, getenv))
+			c := parseServer(name, path, raw, getenv)
+			c.Project = project[path]
+			out = append(out, c)
 		}
 	}
 	return out
