@@ -144,6 +144,7 @@ func (a *acpSessions) build(st acp.Setup, ss *sessionSetup) (*acp.Built, error) 
 		m = mcp.New(mcp.Options{
 			Cwd: st.Cwd, AgentDir: sessionfile.AgentDir(os.Getenv), ConfigPaths: o.mcpConfigs, Servers: servers, NoConfigFiles: o.noMCP,
 			Getenv: os.Getenv, Clock: a.sh.clock, Log: a.stderr, Version: version,
+			Admit: a.sh.procs.project.mcpAdmit(true, o.confirmTimeout), // the editor is asked (trust.go)
 		})
 	}
 	// The editor is the UI: the ask tool's questions become its

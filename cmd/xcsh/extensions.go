@@ -20,10 +20,13 @@ import (
 // (each bounded by its deadline, so ready is never held longer). It
 // returns nil and no tools when there are none: then nothing of the
 // extension machinery exists in the session.
+//
+// Under a sandbox, project decides what of the project's own extensions
+// runs (trust.go).
 func setupExtensions(o *options, cwd string, active []engine.Tool, sessionID, sessionFile string,
-	clock engine.Clock, stderr io.Writer) (*extension.Host, []engine.Tool) {
-	specs, problems := extension.Discover(extension.Where{Cwd: cwd, AgentDir: sessionfile.AgentDir(os.Getenv),
-		Paths: o.extensions, NoDiscovery: o.noExtensions})
+	clock engine.Clock, project *projectPolicy, stderr io.Writer) (*extension.Host, []engine.Tool) {
+	specs, problems := project.extensions(extension.Discover(extension.Where{Cwd: cwd, AgentDir: sessionfile.AgentDir(os.Getenv),
+		Paths: o.extensions, NoDiscovery: o.noExtensions}))
 	if len(specs) == 0 && len(problems) == 0 {
 		return nil, nil
 	}

@@ -41,13 +41,15 @@ func home(env func(string) string) string {
 
 // mcpManager is the MCP client of the session, nil with --no-mcp. It reads
 // <agentDir>/mcp.json, .xcsh/mcp.json, .mcp.json and --mcp-config files
-// and starts their servers once Start is called, in the background.
-func mcpManager(o *options, cwd string, env func(string) string, clock engine.Clock, stderr io.Writer) *mcp.Manager {
+// and starts their servers once Start is called, in the background; under
+// a sandbox, project decides about the project's own (trust.go).
+func mcpManager(o *options, cwd string, env func(string) string, clock engine.Clock, project *projectPolicy, stderr io.Writer) *mcp.Manager {
 	if o.noMCP {
 		return nil
 	}
 	return mcp.New(mcp.Options{
 		Cwd: cwd, AgentDir: sessionfile.AgentDir(env), ConfigPaths: o.mcpConfigs,
 		Getenv: env, Clock: clock, Log: stderr, Version: version,
+		Admit: project.mcpAdmit(canAskMCP(o), o.confirmTimeout),
 	})
 }

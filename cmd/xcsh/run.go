@@ -298,7 +298,7 @@ func setupAgent(o *options, stderr io.Writer) (*agentSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	mcpServers := mcpManager(o, cwd, os.Getenv, clock, stderr)
+	mcpServers := mcpManager(o, cwd, os.Getenv, clock, sh.procs.project, stderr)
 	cfg, ext, err := sh.sessionConfig(o, sessionParts{cwd: cwd, ss: ss, hostUI: o.ui, mcp: mcpServers}, stderr)
 	if err != nil {
 		sh.ms.discovery.Wait()
@@ -409,7 +409,7 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	}
 	// Extensions start here, in parallel, once the session's identity is
 	// known; their tools join the built-ins (a taken name is refused).
-	extHost, extTools := setupExtensions(o, cwd, active, ss.id, ss.file, clock, stderr)
+	extHost, extTools := setupExtensions(o, cwd, active, ss.id, ss.file, clock, sh.procs.project, stderr)
 	active = append(active, extTools...)
 	var hooks engine.Hooks
 	var commands []engine.CommandSource

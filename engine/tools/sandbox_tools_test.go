@@ -108,7 +108,8 @@ func TestBashNoteInSandbox(t *testing.T) {
 	ws := t.TempDir()
 	o := Options{Cwd: ws, Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{ws}}}
 	res := call(t, NewBash(o), `{"command":"echo 'touch: cannot touch /x: Permission denied'; exit 1"}`)
-	if !strings.HasSuffix(text(res), "[Sandbox: the sandbox (workspace-write) denies writes outside "+ws+". A denial above may come from it: ask the user before working around it.]") {
+	if !strings.HasSuffix(text(res), "[Sandbox: the sandbox (workspace-write) denies writes outside "+ws+
+		", and to the configuration agents and git read there (.git/hooks, .git/config, .mcp.json, .xcsh, .claude, …). A denial above may come from it: ask the user before working around it.]") {
 		t.Fatalf("got %q", text(res))
 	}
 	res = call(t, NewBash(Options{Cwd: ws}), `{"command":"echo Permission denied"}`)

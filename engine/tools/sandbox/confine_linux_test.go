@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	if IsExec(os.Args) {
 		os.Exit(ExecMain())
 	}
-	if len(os.Args) > 2 && os.Args[1] == probeArg {
+	if len(os.Args) > 1 && os.Args[1] == probeArg {
 		os.Exit(probe(os.Args[2:]))
 	}
 	os.Exit(m.Run())
@@ -228,5 +228,52 @@ func TestMetadataFilterShape(t *testing.T) {
 	}
 	if _, err := json.Marshal(Config{Seccomp: true}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkWrapStart is the cost of starting a process confined (the
+// supervisor pays it once at start, a project's server or extension at
+// each start): Landlock alone, with read-only's filter, and with
+// workspace-write's mount namespace laid out over a workspace with a git
+// repository, each beside the network namespace of the default (network
+// off).
+func BenchmarkWrapStart(b *testing.B) {
+	if LandlockABI() < 1 {
+		b.Skip("no Landlock on this kernel")
+	}
+	base, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws := filepath.Join(base, "ws")
+	for _, d := range []string{ws + "/.git/hooks", ws + "/.xcsh"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(ws+"/.git/config", nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ww := &Policy{Mode: WorkspaceWrite, Roots: []string{ws}, Devices: []string{"/dev/null"}}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"landlock", Config{Policy: *ww, Landlock: true}},
+		{"landlock+seccomp", Config{Policy: Policy{Mode: ReadOnly, Devices: []string{"/dev/null"}}, Landlock: true, Seccomp: true}},
+		{"landlock+netns", Config{Policy: *ww, Landlock: true, NetNS: true}},
+		{"landlock+netns+mounts", Config{Policy: *ww, Landlock: true, NetNS: true, MountNS: true, Mounts: ww.Mounts()}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command(os.Args[0], probeArg)
+				if err := c.cfg.Wrap(cmd); err != nil {
+					b.Fatal(err)
+				}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Skipf("cannot confine here: %v: %s", err, out)
+				}
+			}
+		})
 	}
 }

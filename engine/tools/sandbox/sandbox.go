@@ -179,7 +179,8 @@ func (p *Policy) Explain(output string) string {
 		if p.Mode == ReadOnly {
 			notes = append(notes, "the sandbox (read-only) denies every write")
 		} else {
-			notes = append(notes, "the sandbox (workspace-write) denies writes outside "+strings.Join(p.Roots, ", "))
+			notes = append(notes, "the sandbox (workspace-write) denies writes outside "+strings.Join(p.Roots, ", ")+
+				", and to the configuration agents and git read there (.git/hooks, .git/config, .mcp.json, .xcsh, .claude, …)")
 		}
 	}
 	if !p.Network && containsAny(output, "Network is unreachable", "Could not resolve", "Temporary failure in name resolution",
