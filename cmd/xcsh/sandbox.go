@@ -36,9 +36,10 @@ func addSandboxFlags(f *pflag.FlagSet, s *sandboxFlags) {
 }
 
 // unavailableEnv simulates a kernel without Landlock ("landlock") or
-// without user and network namespaces ("netns"), comma-separated: the
-// sandbox_unavailable_refuses_start scenario and hosts that want to test
-// their handling of a refusal. It can only make the agent stricter.
+// without user namespaces, so no network or mount namespace ("netns"),
+// comma-separated: the sandbox_unavailable_refuses_start scenario and
+// hosts that want to test their handling of a refusal. It can only make
+// the agent stricter.
 const unavailableEnv = "XCSH_SANDBOX_UNAVAILABLE"
 
 var errNoNetNS = errors.New("simulated by " + unavailableEnv)
