@@ -117,3 +117,30 @@ func TestBashNoteInSandbox(t *testing.T) {
 		t.Fatalf("note without a sandbox: %q", text(res))
 	}
 }
+
+// The one thing the sandbox cannot refuse a command, creating a
+// configuration path that did not exist, is told in the bash result that
+// made it appear, once.
+func TestBashNotePlanted(t *testing.T) {
+	t.Parallel()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sandbox.New(sandbox.WorkspaceWrite, ws, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBash(Options{Cwd: ws, Sandbox: p})
+	if res := call(t, b, `{"command":"echo ok"}`); strings.Contains(text(res), "appeared") {
+		t.Fatalf("note without a plant: %s", text(res))
+	}
+	res := call(t, b, `{"command":"echo '{}' > .mcp.json; mkdir -p .xcsh/extensions"}`)
+	want := "[Sandbox: " + filepath.Join(ws, ".mcp.json") + ", " + filepath.Join(ws, ".xcsh") + " appeared during this session."
+	if !strings.Contains(text(res), want) {
+		t.Fatalf("got %q", text(res))
+	}
+	if res := call(t, b, `{"command":"echo again"}`); strings.Contains(text(res), "appeared") {
+		t.Fatalf("told twice: %s", text(res))
+	}
+}

@@ -56,6 +56,9 @@ type Policy struct {
 	// root (the agent dir: Protect), resolved; the configuration names
 	// below every root (configNames) are kept too.
 	Protected []string `json:"protected,omitempty"`
+	// watch notices the configuration paths a command creates (Planted);
+	// nil outside workspace-write and in the supervisor's copy.
+	watch *plantWatch
 }
 
 // devices are writable in every mode; missing ones are skipped.
@@ -107,6 +110,7 @@ func New(mode Mode, cwd string, addDirs []string, network bool) (*Policy, error)
 	}
 	_ = add(os.TempDir(), false)
 	_ = add("/dev/shm", false)
+	p.watchMissing()
 	return p, nil
 }
 
