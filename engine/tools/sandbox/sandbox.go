@@ -1,12 +1,18 @@
 // Package sandbox is what the agent's commands and file tools may change:
 // a mode (off, read-only, workspace-write), the roots writable in it and
 // whether the network is open. The kernel enforces it on commands: the
-// command supervisor (engine/tools/shellexec) applies Landlock to itself
-// before it starts any command and runs in a network namespace of its
-// own when the network is off (Apply). The in-process file tools check
+// command supervisor (engine/tools/shellexec) applies a Config to itself
+// before it starts any command (Apply): Landlock for writes, a network
+// namespace when the network is off, and for metadata, which Landlock
+// does not cover, a mount namespace laid out read-only but the roots
+// (workspace-write; it also keeps the configuration paths agents and git
+// read, configNames, read-only) or a seccomp filter (read-only). The
+// same Config confines any other process through the wrapper (Wrap: a
+// project's MCP server or extension). The in-process file tools check
 // the same rules on the resolved path of the directory they write in,
-// held open while they write (OpenDir), so no symlink swapped in between
-// the check and the write leads elsewhere. Reads are not confined.
+// held open while they write (OpenDir, OpenParent), so no symlink swapped
+// in between the check and the write leads elsewhere. Reads are not
+// confined.
 package sandbox
 
 import (
