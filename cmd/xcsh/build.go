@@ -48,6 +48,9 @@ func (b *builder) Build(req sessions.Request) (*sessions.Parts, error) {
 		m = mcp.New(mcp.Options{
 			Cwd: req.Cwd, AgentDir: sessionfile.AgentDir(os.Getenv), ConfigPaths: o.mcpConfigs, Servers: servers, NoConfigFiles: o.noMCP,
 			Getenv: os.Getenv, Clock: b.sh.clock, Log: b.stderr, Version: version,
+			// Under a sandbox, the project's own servers are confined or
+			// asked about (trust.go); a front with a user may ask.
+			Admit: b.sh.procs.project.mcpAdmit(b.canAsk(req), o.confirmTimeout),
 		})
 	}
 	p := sessionParts{cwd: req.Cwd, rec: rec, hostUI: req.HostUI, mcp: m}
@@ -132,6 +135,12 @@ func (b *builder) record(req sessions.Request) (*record, error) {
 	}
 	r.dir = dir
 	return r, nil
+}
+
+// canAsk reports whether the front of req can put a question to its user
+// (a confirm dialog in RPC with --ui, a permission request in ACP).
+func (b *builder) canAsk(req sessions.Request) bool {
+	return req.HostUI && (b.o.mode == "rpc" || b.o.mode == "acp" || b.o.mode == "serve") && !b.o.print
 }
 
 // Stored implements sessions.Builder.

@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 
+	"github.com/xcsh-go/xcsh/engine/tools/sandbox"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 )
 
@@ -13,6 +14,11 @@ func main() {
 	// must not parse flags or touch the terminal.
 	if shellexec.IsSupervisor(os.Args) {
 		os.Exit(shellexec.SupervisorMain())
+	}
+	// So is the wrapper that runs a project's MCP server or extension in
+	// the sandbox (engine/tools/sandbox, Wrap).
+	if sandbox.IsExec(os.Args) {
+		os.Exit(sandbox.ExecMain())
 	}
 	os.Exit(run())
 }

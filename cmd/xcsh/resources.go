@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/mcp"
 	"github.com/xcsh-go/xcsh/engine/resources"
 	"github.com/xcsh-go/xcsh/engine/rules"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
@@ -38,17 +37,4 @@ func home(env func(string) string) string {
 	}
 	h, _ := os.UserHomeDir()
 	return h
-}
-
-// mcpManager is the MCP client of the session, nil with --no-mcp. It reads
-// <agentDir>/mcp.json, .xcsh/mcp.json, .mcp.json and --mcp-config files
-// and starts their servers once Start is called, in the background.
-func mcpManager(o *options, cwd string, env func(string) string, clock engine.Clock, stderr io.Writer) *mcp.Manager {
-	if o.noMCP {
-		return nil
-	}
-	return mcp.New(mcp.Options{
-		Cwd: cwd, AgentDir: sessionfile.AgentDir(env), ConfigPaths: o.mcpConfigs,
-		Getenv: env, Clock: clock, Log: stderr, Version: version,
-	})
 }

@@ -402,7 +402,7 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	// Extensions start here, in parallel, once the session's identity is
 	// known; their tools join the built-ins (a taken name is refused).
 	validator := schema.New()
-	extHost, extTools := setupExtensions(o, cwd, active, validator, rec.id, rec.file, clock, stderr)
+	extHost, extTools := setupExtensions(o, cwd, active, validator, rec.id, rec.file, clock, sh.procs.project, stderr)
 	active = append(active, extTools...)
 	var hooks engine.Hooks
 	var commands []engine.CommandSource

@@ -51,27 +51,41 @@ type Where struct {
 // executable file or a directory holding extension.json; other files in
 // those directories are skipped (hidden ones silently). What cannot be
 // used is returned as a problem, for extension_error.
+//
+// Those the project brings (the settings lists and extensions directories
+// of its folders, unless the agent dir lies there) are marked Project: a
+// sandbox does not run them as the user unasked.
 func Discover(w Where) ([]Spec, []engine.ExtensionError) {
 	d := &discovery{seen: map[string]bool{}}
 	for _, p := range w.Paths {
 		d.add(absolute(w.Cwd, p), 0, true)
 	}
 	if !w.NoDiscovery {
-		var settings, extDirs []string
+		agentDir := filepath.Clean(w.AgentDir)
+		fromProject := func(path string) bool { return w.AgentDir == "" || !within(path, agentDir) }
+		type source struct {
+			path    string
+			project bool
+		}
+		var settings, extDirs []source
 		if w.AgentDir != "" {
-			settings = append(settings, filepath.Join(w.AgentDir, "settings.json"))
+			settings = append(settings, source{filepath.Join(w.AgentDir, "settings.json"), false})
 		}
 		for _, p := range project.Dirs(w.Cwd) {
-			settings = append(settings, filepath.Join(p, ".xcsh", "settings.json"))
-			extDirs = append(extDirs, filepath.Join(p, ".xcsh", "extensions"))
+			f, e := filepath.Join(p, ".xcsh", "settings.json"), filepath.Join(p, ".xcsh", "extensions")
+			settings = append(settings, source{f, fromProject(f)})
+			extDirs = append(extDirs, source{e, fromProject(e)})
 		}
 		if w.AgentDir != "" {
-			extDirs = append(extDirs, filepath.Join(w.AgentDir, "extensions"))
+			extDirs = append(extDirs, source{filepath.Join(w.AgentDir, "extensions"), false})
 		}
-		for _, file := range settings {
-			d.settings(file)
+		for _, src := range settings {
+			d.project = src.project
+			d.settings(src.path)
 		}
-		for _, dir := range extDirs {
+		for _, src := range extDirs {
+			d.project = src.project
+			dir := src.path
 			entries, err := os.ReadDir(dir)
 			if err != nil {
 				continue
@@ -95,6 +109,13 @@ type discovery struct {
 	seen     map[string]bool
 	specs    []Spec
 	problems []engine.ExtensionError
+	// project marks what is added now as the project's.
+	project bool
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return dir != "" && dir != "." && (p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)))
 }
 
 func absolute(base, p string) string {
@@ -135,6 +156,7 @@ func (d *discovery) add(path string, deadline time.Duration, explicit bool) {
 		if deadline > 0 {
 			spec.Deadline = deadline
 		}
+		spec.Project = d.project
 		d.specs = append(d.specs, spec)
 	case !fi.Mode().IsRegular():
 		d.problem(path, errors.New("not a regular file or a directory"))
@@ -143,7 +165,7 @@ func (d *discovery) add(path string, deadline time.Duration, explicit bool) {
 			d.problem(path, errors.New("not executable (an extension is an executable, or a directory with "+ManifestName+")"))
 		}
 	default:
-		d.specs = append(d.specs, Spec{Path: path, Command: []string{path}, Deadline: deadline})
+		d.specs = append(d.specs, Spec{Path: path, Command: []string{path}, Deadline: deadline, Project: d.project})
 	}
 }
 

@@ -2,6 +2,7 @@ package extension
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,5 +51,62 @@ func TestDiscoverFromSubfolder(t *testing.T) {
 	specs, _ = Discover(Where{Cwd: filepath.Join(dir, "loose", "sub")})
 	if len(specs) != 0 {
 		t.Errorf("outside a repository a parent's extension runs: %+v", specs)
+	}
+}
+
+// Discover marks what the project brings (its extensions directory and
+// its settings file's list) and nothing the user chose (--extension, the
+// agent dir's settings and directory), even when the agent dir lies in
+// the project; Wrap changes the command a spec starts.
+func TestDiscoverMarksProjectExtensions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "proj")
+	agent := filepath.Join(proj, "home", "agent") // in the project, still the user's
+	exe := func(path string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe(proj + "/.xcsh/extensions/from-dir")
+	exe(proj + "/tools/listed")
+	exe(agent + "/extensions/mine")
+	exe(dir + "/flag")
+	if err := os.WriteFile(proj+"/.xcsh/settings.json", []byte(`{"extensions":["../tools/listed"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	specs, problems := Discover(Where{Cwd: proj, AgentDir: agent, Paths: []string{dir + "/flag"}})
+	if len(problems) != 0 {
+		t.Fatalf("problems %+v", problems)
+	}
+	var got []string
+	for _, s := range specs {
+		got = append(got, strings.TrimPrefix(s.Path, dir)+map[bool]string{true: " project", false: " user"}[s.Project])
+	}
+	want := "/flag user,/proj/tools/listed project,/proj/.xcsh/extensions/from-dir project,/proj/home/agent/extensions/mine user"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("got  %s\nwant %s", strings.Join(got, ","), want)
+	}
+
+	var p process
+	called := false
+	spec := Spec{Path: "x", Command: []string{"/bin/true"}, Wrap: func(c *exec.Cmd) error {
+		called = true
+		c.Args = append(c.Args, "wrapped")
+		return nil
+	}}
+	in, out, err := p.start(spec, dir, os.Environ(), func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	out.Close()
+	<-p.done()
+	if !called || p.cmd.Args[len(p.cmd.Args)-1] != "wrapped" {
+		t.Fatalf("Wrap not applied: %v %q", called, p.cmd.Args)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,13 @@ type Spec struct {
 	// Deadline bounds each of its hooks (0: DefaultDeadline; at most
 	// MaxDeadline); its handshake has MaxHandshake.
 	Deadline time.Duration
+	// Project says the project found it (<cwd>/.xcsh/extensions/ or
+	// <cwd>/.xcsh/settings.json), not the user: under a sandbox the
+	// program decides whether and how it runs (cmd/xcsh's trust policy).
+	Project bool
+	// Wrap, when set, changes its command before it starts (to run it
+	// confined).
+	Wrap func(*exec.Cmd) error
 }
 
 // Options configure a Host. cmd/xcsh builds them.

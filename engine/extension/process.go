@@ -33,6 +33,11 @@ func (p *process) start(spec Spec, dir string, env []string, log func(format str
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setDeathSignal(cmd.SysProcAttr)
+	if spec.Wrap != nil {
+		if err := spec.Wrap(cmd); err != nil {
+			return nil, nil, err
+		}
+	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err

@@ -37,6 +37,9 @@ type serverConfig struct {
 	StartTimeout time.Duration
 	Disabled     bool
 	File         string // the file that defined it
+	// Project says File is the project's own (.xcsh/mcp.json or .mcp.json
+	// in Cwd), not the user's: Options.Admit decides whether it runs.
+	Project bool
 	// Problem is why the entry cannot start (a missing variable, no
 	// command); the server is reported failed with it.
 	Problem string
@@ -161,6 +164,19 @@ func loadConfigs(o Options, getenv func(string) string, warn func(string, ...any
 	if o.NoConfigFiles {
 		return out
 	}
+	// The project's own files are those found in its folders, but for one
+	// the command line names or the agent dir's, which are the user's
+	// even where they lie in the project.
+	user := map[string]bool{}
+	if o.AgentDir != "" {
+		user[filepath.Join(o.AgentDir, "mcp.json")] = true
+	}
+	for _, p := range o.ConfigPaths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(o.Cwd, p)
+		}
+		user[p] = true
+	}
 	for i, cf := range configFiles(o) {
 		path := cf.path
 		b, err := readConfig(path)
@@ -190,11 +206,12 @@ func loadConfigs(o Options, getenv func(string) string, warn func(string, ...any
 			seen[name] = path
 			var raw rawServer
 			if err := json.Unmarshal(doc.MCPServers[name], &raw); err != nil {
-				out = append(out, serverConfig{Name: name, File: path, Transport: "stdio", Problem: "invalid entry: " + err.Error()})
+				out = append(out, serverConfig{Name: name, File: path, Transport: "stdio", Problem: "invalid entry: " + err.Error(), Project: cf.dir != "" && !user[path]})
 				continue
 			}
 			c := parseServer(name, path, raw, getenv)
 			c.Dir = cf.dir
+			c.Project = cf.dir != "" && !user[path]
 			out = append(out, c)
 		}
 	}

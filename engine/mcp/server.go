@@ -36,6 +36,9 @@ type server struct {
 	group string // the engine tool group: "mcp:<name>"
 	red   redactor
 	tail  *stderrTail // stdio: the last lines the process wrote to stderr
+	// wrap changes a stdio server's command before each start (Admission.Wrap);
+	// set before the first start, read only by starts.
+	wrap func(*exec.Cmd) error
 
 	// mu guards the fields below. It is never held while calling the
 	// host or the network.
@@ -230,6 +233,11 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 		s.tail = newStderrTail(func(line string) { s.m.logf("mcp[%s]: %s", s.cfg.Name, s.red.text(line)) })
 		proc.Stderr = s.tail
 		setProcAttr(proc)
+		if s.wrap != nil {
+			if err := s.wrap(proc); err != nil {
+				return nil, nil, err
+			}
+		}
 		t = &mcp.CommandTransport{Command: proc, TerminateDuration: time.Second}
 	case "http":
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: -1}

@@ -122,9 +122,27 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	var err error
 	select {
 	case <-eof:
-		// Requests in flight finish; the turns they started finish too.
-		s.handlers.Wait()
-		s.opts.Host.CloseAll(false)
+		// Requests in flight finish; the turns they started finish too,
+		// unless the client turns out to be gone meanwhile (its end of
+		// stdout closed: a watcher cancels ctx, which may come just after
+		// the end of stdin).
+		drained := make(chan struct{})
+		go func() {
+			s.handlers.Wait()
+			s.opts.Host.CloseAll(false)
+			close(drained)
+		}()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+			s.opts.Host.AbortAll()
+			select {
+			case <-drained:
+			case <-time.After(s.opts.ShutdownGrace):
+				fmt.Fprintln(s.opts.Log, "xcsh: the sessions did not stop in time; exiting")
+			}
+		}
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 		done := make(chan struct{})
