@@ -132,13 +132,13 @@ type Options struct {
 type Manager struct {
 	opts Options
 
-	mu      sync.Mutex
-	live    map[string]*Live // guarded by mu
+	mu   sync.Mutex
+	live map[string]*Live // guarded by mu
 	// ending are the sessions being closed (no longer live), for AbortAll;
 	// guarded by mu.
 	ending  map[*Live]bool
 	closing bool // guarded by mu: no new sessions
-	router                   // requests for sessions being created (route.go)
+	router       // requests for sessions being created (route.go)
 }
 
 // New returns a host that builds its sessions with opts.Builder.
