@@ -47,6 +47,9 @@ func setupSession(o *options, env func(string) string, cwd string, nowMs int64, 
 			path = target
 		} else if strings.ContainsRune(target, os.PathSeparator) || strings.HasSuffix(target, ".jsonl") {
 			// A path, not an id prefix: say so plainly.
+			if err == nil {
+				return nil, &exitError{2, "Error: " + target + " is a directory, not a session file"}
+			}
 			return nil, &exitError{2, "Error: no such session file: " + target}
 		} else {
 			info, err := sessionfile.FindByID(target, dir, filepath.Join(sessionfile.AgentDir(env), "sessions"))
