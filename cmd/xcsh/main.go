@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 
+	"github.com/xcsh-go/xcsh/engine/reaper"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 )
 
@@ -14,5 +15,10 @@ func main() {
 	if shellexec.IsSupervisor(os.Args) {
 		os.Exit(shellexec.SupervisorMain())
 	}
+	// The reaper of an extension or MCP server is this binary too.
+	if reaper.IsReaper(os.Args) {
+		os.Exit(reaper.Main())
+	}
+	reaper.Enable()
 	os.Exit(run())
 }

@@ -18,7 +18,9 @@
 // # Processes and the wire
 //
 // Each extension is a process in its own process group, started in the
-// session's directory with the environment cmd/xcsh gives it. It speaks
+// session's directory with the environment cmd/xcsh gives it, under a
+// reaper on Linux (engine/reaper): whatever it starts, even a process that
+// left its group and session, ends with it and with the agent. It speaks
 // JSON-RPC 2.0, one message per line (package jsonrpc), on its stdin and
 // stdout; its stderr goes to the agent's log, a line at a time. Lines on
 // its stdout that are not JSON-RPC are logged and dropped: nothing it
