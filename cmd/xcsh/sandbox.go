@@ -96,6 +96,11 @@ func setupSandbox(s *sandboxFlags, cwd string, env func(string) string, stderr i
 		}
 		if err != nil {
 			if !s.fallback {
+				if errors.Is(err, shellexec.ErrSandboxApply) {
+					// The namespaces were made; applying the sandbox in
+					// them failed (Landlock, say): that is the cause.
+					return nil, nil, refuse(err.Error(), "Use --sandbox off, or --sandbox-fallback.")
+				}
 				return nil, nil, refuse("no network namespace for commands ("+sandbox.NamespaceError(err)+")",
 					"Use --sandbox-network to allow the network, or --sandbox-fallback to run with what the kernel can enforce.")
 			}
