@@ -49,6 +49,7 @@ func setupSandbox(s *sandboxFlags, cwd string, env func(string) string, stderr i
 	}
 	if mode == sandbox.Off {
 		shellexec.Use(shellexec.NewSupervisor(shellexec.SupervisorConfig{Log: stderr}))
+		protectAgent(env, stderr)
 		return nil, nil, nil
 	}
 	refuse := func(why, hint string) error {
@@ -126,6 +127,12 @@ func setupSandbox(s *sandboxFlags, cwd string, env func(string) string, stderr i
 		fmt.Fprintf(stderr, "xcsh: warning: --sandbox %s with --sandbox-fallback: %s\n", mode, strings.Join(degraded, "; "))
 	}
 	shellexec.Use(sup)
+	if !cfg.NetNS {
+		// No user namespace to write a uid_map for: the agent may be
+		// closed to its commands as with --sandbox off (Landlock keeps
+		// them from its descriptors, not from its environment).
+		protectAgent(env, stderr)
+	}
 	st := policy.State(e)
 	return policy, &engine.SandboxState{Mode: string(st.Mode), Network: st.Network, WritableRoots: st.WritableRoots,
 		Enforcement: engine.SandboxEnforcement{Filesystem: e.Filesystem, Network: e.Network}}, nil
