@@ -142,6 +142,7 @@ type Session struct {
 	interruptMode string
 	todo          todoState
 	compact       compactState
+	drain         drainLimit // LimitCompactions
 	ttsr          ttsrState
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
