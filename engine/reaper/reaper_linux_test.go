@@ -41,7 +41,8 @@ func agentMain() int {
 		return 1
 	}
 	fmt.Println(cmd.Process.Pid)
-	select {}
+	time.Sleep(time.Hour) // until killed (an empty select would be a deadlock the runtime ends)
+	return 0
 }
 
 // escaper is a shell script that starts a grandchild which leaves its
@@ -241,6 +242,7 @@ func TestAgentKilled(t *testing.T) {
 	agent := exec.Command(os.Args[0])
 	agent.Env = append(os.Environ(), agentEnv+"=1", "REAPER_TEST_CMD="+escaper(dir, "echo $$ > prog.pid; trap '' TERM HUP INT; while :; do sleep 0.05; done"))
 	out, _ := agent.StdoutPipe()
+	agent.Stderr = os.Stderr
 	if err := agent.Start(); err != nil {
 		t.Fatal(err)
 	}
