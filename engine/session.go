@@ -256,6 +256,7 @@ func (s *Session) Stop() { close(s.stop) }
 // Loop returned; work still running must have been cancelled first.
 func (s *Session) Close() {
 	s.stopTimers()
+	s.drain.close()
 	s.wg.Wait()
 }
 

@@ -49,7 +49,8 @@ type inboxItem struct {
 	fn   func(release func())
 	// atFront, if set, is called once when every item queued before this
 	// one has been popped (handed to the executor), even if a hold keeps
-	// this one from being popped itself: the EOF drain's start.
+	// this one from being popped itself: the EOF drain's start. It is
+	// over before this item is popped, and must not use the inbox.
 	atFront func()
 }
 
@@ -70,17 +71,17 @@ func (q *inbox) push(it inboxItem) {
 	for it.size > 0 && q.bytes > 0 && q.bytes+it.size > q.max {
 		q.cond.Wait()
 	}
-	var front func() // nothing before it: at the front now
 	if q.head == len(q.items) && it.atFront != nil {
-		front, it.atFront = it.atFront, nil
+		// Nothing before it: at the front now. Called under the lock, so
+		// it is over before the item can be popped (the drain it starts
+		// must not outrun it).
+		it.atFront()
+		it.atFront = nil
 	}
 	q.items = append(q.items, it)
 	q.bytes += it.size
 	q.mu.Unlock()
 	q.cond.Broadcast()
-	if front != nil {
-		front()
-	}
 }
 
 // close ends the dispatcher: pop returns false once nothing more can be
