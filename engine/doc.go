@@ -131,7 +131,9 @@
 // Cancel cancels by kind at once, ahead of anything queued (abort passes
 // AbortKinds); the cancelled work then winds down through the executor as
 // usual, emitting its closing events (message_end with stopReason
-// "aborted", turn_end, agent_end). Persistence ignores cancellation.
+// "aborted", turn_end, agent_end). Persistence ignores cancellation. A
+// kind can also expire: LimitCompactions (the RPC front's EOF drain)
+// cancels every compaction past a bound, and each that starts later.
 //
 // # The session record
 //

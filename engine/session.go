@@ -143,6 +143,7 @@ type Session struct {
 	interruptMode string
 	todo          todoState
 	compact       compactState
+	drain         drainLimit // LimitCompactions
 	ttsr          ttsrState
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
@@ -248,6 +249,7 @@ func (s *Session) Stop() { close(s.stop) }
 // Loop returned; work still running must have been cancelled first.
 func (s *Session) Close() {
 	s.stopTimers()
+	s.drain.close()
 	s.wg.Wait()
 }
 

@@ -43,7 +43,8 @@
 // input that is not a JSON object, or a handler panic, answers with the
 // uncorrelated "parse" frame. The server never exits on bad input.
 //
-// Run ends on stdin EOF (after the running work), on cancellation (a
+// Run ends on stdin EOF (after the running work; a compaction only within
+// Options.EOFCompactionBound of the drain's start), on cancellation (a
 // signal: the run is aborted) or when a stdout write fails (the host has
 // gone: the run is aborted and Run returns ErrOutputClosed). Once Run
 // returns nothing more reaches stdout, so it only ever holds whole frames.

@@ -34,6 +34,10 @@ type Options struct {
 	// ShutdownGrace bounds how long a signal waits for the aborted run to
 	// wind down before exiting anyway.
 	ShutdownGrace time.Duration
+	// EOFCompactionBound bounds a compaction after stdin EOF (0: the
+	// default, DefaultEOFCompactionBound): the drain lets running work
+	// finish, but one still compacting this long after EOF is aborted.
+	EOFCompactionBound time.Duration
 	// GrowOutput, if set, is called once before the first large frame (the
 	// CLI enlarges the stdout pipe there).
 	GrowOutput func()
@@ -122,6 +126,9 @@ func NewServer(out io.Writer, opts Options) *Server {
 	}
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 5 * time.Second
+	}
+	if opts.EOFCompactionBound <= 0 {
+		opts.EOFCompactionBound = DefaultEOFCompactionBound
 	}
 	s := &Server{opts: opts, finished: make(chan struct{}), lean: opts.Updates == UpdatesDelta}
 	s.outGone = make(chan struct{})
@@ -266,7 +273,11 @@ func (s *Server) readLoop(in io.Reader) {
 	// The host has gone: requests waiting for it fail now, whatever is
 	// queued; the queued commands are still handled, then the drain starts.
 	s.pending.close()
-	s.in.push(inboxItem{fn: func(func()) { s.onEOF() }})
+	s.in.push(inboxItem{fn: func(func()) { s.onEOF() },
+		// The drain begins once every command read before EOF has been
+		// handed over, a compact that holds the input included: from
+		// then on a compaction gets EOFCompactionBound.
+		atFront: func() { s.sess.LimitCompactions(s.opts.EOFCompactionBound) }})
 }
 
 // dispatchLoop hands queued input to the executor, one item at a time, in
@@ -288,7 +299,13 @@ func (s *Server) dispatchLoop() {
 	}
 }
 
-// onEOF starts the drain: pending work finishes, then Run returns. (actor)
+// DefaultEOFCompactionBound is how long a compaction may still run after
+// stdin EOF: enough for the compaction of an ordinary session, far less
+// than the minutes of model calls a very large one takes.
+const DefaultEOFCompactionBound = time.Minute
+
+// onEOF starts the drain: pending work finishes, then Run returns (a
+// compaction only within EOFCompactionBound: see readLoop). (actor)
 func (s *Server) onEOF() {
 	s.sess.WhenIdle(func() {
 		go func() {

@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 
+	"github.com/xcsh-go/xcsh/engine/reaper"
 	"github.com/xcsh-go/xcsh/engine/tools/sandbox"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 )
@@ -20,5 +21,10 @@ func main() {
 	if sandbox.IsExec(os.Args) {
 		os.Exit(sandbox.ExecMain())
 	}
+	// The reaper of an extension or MCP server is this binary too.
+	if reaper.IsReaper(os.Args) {
+		os.Exit(reaper.Main())
+	}
+	reaper.Enable()
 	os.Exit(run())
 }

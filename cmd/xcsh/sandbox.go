@@ -67,6 +67,7 @@ func setupSandbox(s *sandboxFlags, cwd string, env func(string) string, stderr i
 	}
 	if mode == sandbox.Off {
 		shellexec.Use(shellexec.NewSupervisor(shellexec.SupervisorConfig{Log: stderr}))
+		protectAgent(env, stderr)
 		return sandboxSetup{}, nil
 	}
 	refuse := func(why, hint string) error {
@@ -137,6 +138,11 @@ func setupSandbox(s *sandboxFlags, cwd string, env func(string) string, stderr i
 				what, hint = "no mount namespace for commands", "Use --sandbox-fallback to run with what the kernel can enforce."
 			}
 			if !s.fallback {
+				if errors.Is(err, shellexec.ErrSandboxApply) {
+					// The namespaces were made; applying the sandbox in
+					// them failed (Landlock, say): that is the cause.
+					return sandboxSetup{}, refuse(err.Error(), "Use --sandbox off, or --sandbox-fallback.")
+				}
 				return sandboxSetup{}, refuse(what+" ("+sandbox.NamespaceError(err)+")", hint)
 			}
 			if !s.network {
@@ -169,6 +175,12 @@ func setupSandbox(s *sandboxFlags, cwd string, env func(string) string, stderr i
 		fmt.Fprintf(stderr, "xcsh: warning: --sandbox %s with --sandbox-fallback: %s\n", mode, strings.Join(degraded, "; "))
 	}
 	shellexec.Use(sup)
+	if !cfg.NetNS && !cfg.MountNS {
+		// No user namespace to write a uid_map for: the agent may be
+		// closed to its commands as with --sandbox off (Landlock keeps
+		// them from its descriptors, not from its environment).
+		protectAgent(env, stderr)
+	}
 	st := policy.State(e)
 	return sandboxSetup{policy: policy, confine: cfg.Wrap,
 		state: &engine.SandboxState{Mode: string(st.Mode), Network: st.Network, WritableRoots: st.WritableRoots,

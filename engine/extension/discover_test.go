@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDiscoverFromSubfolder: a session started in a subfolder of a
@@ -99,7 +100,7 @@ func TestDiscoverMarksProjectExtensions(t *testing.T) {
 		c.Args = append(c.Args, "wrapped")
 		return nil
 	}}
-	in, out, err := p.start(spec, dir, os.Environ(), func(string, ...any) {})
+	in, out, err := p.start(spec, dir, os.Environ(), time.Second, func(string, ...any) {})
 	if err != nil {
 		t.Fatal(err)
 	}

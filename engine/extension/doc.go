@@ -20,7 +20,9 @@
 // Each extension is a process in its own process group, started in the
 // session's directory with the environment cmd/xcsh gives it (through
 // Spec.Wrap when cmd/xcsh confines it: Discover marks the project's own,
-// which a sandbox does not run as the user unasked). It speaks JSON-RPC
+// which a sandbox does not run as the user unasked), under a reaper on
+// Linux (engine/reaper): whatever it starts, even a process that left its
+// group and session, ends with it and with the agent. It speaks JSON-RPC
 // 2.0, one message per line, on its stdin and stdout, through a
 // jsonrpc.Conn (engine/jsonrpc, the connection the ACP front uses too):
 // its requests and notifications are served on the reader (calls.go),

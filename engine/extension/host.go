@@ -280,7 +280,7 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 
 // start starts e's process and makes the handshake. (Load)
 func (h *Host) start(ctx context.Context, e *ext, sessionID, sessionFile string) error {
-	stdin, stdout, err := e.proc.start(e.spec, h.opts.Cwd, h.opts.Env, h.logf)
+	stdin, stdout, err := e.proc.start(e.spec, h.opts.Cwd, h.opts.Env, h.opts.Grace, h.logf)
 	if err != nil {
 		return fmt.Errorf("cannot start: %w", err)
 	}
