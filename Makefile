@@ -45,6 +45,8 @@ fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzReadExact -fuzztime 10s
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzScanner -fuzztime 10s
+	# Host tools with random schemas through set_host_tools: nothing a schema names is opened.
+	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzHostToolSchema -fuzztime 20s
 
 # The README's main job: the binary in RPC mode on the fake demo model.
 demo:

@@ -2,11 +2,21 @@ package engine
 
 import "context"
 
-// Validator checks a tool call's arguments against the tool's JSON schema.
-// It returns one line per problem, formatted "<path>: <message>" (nil when
-// the arguments are valid). A schema that cannot be compiled is a problem
-// too. Implementations must be safe for concurrent use.
+// Validator checks tool schemas and a tool call's arguments against them.
+// Implementations must be safe for concurrent use.
 type Validator interface {
+	// Check says why schema cannot be a tool's parameters (nil when it can):
+	// it is not a JSON Schema, or it refers to a document outside itself,
+	// which a validator must never load (a tool's schema comes from a host,
+	// an extension or an MCP server, and loading what it names would open
+	// files or URLs of their choosing). Every path that registers tools
+	// from outside the binary calls it (SetHostTools, SetToolGroup, the
+	// extension host), so such a tool is refused when it is registered,
+	// not when the model calls it. The built-in tools' schemas need none.
+	Check(schema []byte) error
+	// Validate returns one line per problem of args, formatted "<path>:
+	// <message>" (nil when the arguments are valid). A schema that cannot
+	// be compiled is a problem too.
 	Validate(schema, args []byte) []string
 }
 

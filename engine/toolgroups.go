@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 )
@@ -52,12 +53,24 @@ func ToolGroup(t Tool) string {
 	return ""
 }
 
+// SkippedTool is a tool SetToolGroup did not install, and why.
+type SkippedTool struct {
+	Name string
+	// Err is ErrToolNameTaken, or why the Validator refused the tool's
+	// schema (Validator.Check).
+	Err error
+}
+
+// ErrToolNameTaken: another tool has the name, or the name is empty.
+var ErrToolNameTaken = errors.New("another tool has the name")
+
 // SetToolGroup replaces the tools of group with tools, following the rules
 // of set_host_tools: names are trimmed and case-sensitive, and a name some
 // other tool already has (a built-in, a host tool, another group's), or
 // one given twice, is not installed: the tool that was there first keeps
-// it. It returns the names it did not install. (actor)
-func (s *Session) SetToolGroup(group string, tools []Tool) (skipped []string) {
+// it. A tool whose schema the Validator refuses (Validator.Check) is not
+// installed either. It returns the tools it did not install. (actor)
+func (s *Session) SetToolGroup(group string, tools []Tool) (skipped []SkippedTool) {
 	var own, grouped, hosts []Tool
 	taken := map[string]bool{}
 	for _, t := range s.set.tools {
@@ -76,8 +89,14 @@ func (s *Session) SetToolGroup(group string, tools []Tool) (skipped []string) {
 	for _, t := range tools {
 		name := strings.TrimSpace(t.Name())
 		if name == "" || taken[name] {
-			skipped = append(skipped, name)
+			skipped = append(skipped, SkippedTool{Name: name, Err: ErrToolNameTaken})
 			continue
+		}
+		if v := s.cfg.Validator; v != nil {
+			if err := v.Check(t.Schema()); err != nil {
+				skipped = append(skipped, SkippedTool{Name: name, Err: err})
+				continue
+			}
 		}
 		taken[name] = true
 		grouped = append(grouped, &groupTool{Tool: t, group: group})
@@ -85,7 +104,7 @@ func (s *Session) SetToolGroup(group string, tools []Tool) (skipped []string) {
 	// The session's own tools, then the groups by name (the order servers
 	// connect in is a race; the tool list must not be), then host tools.
 	slices.SortStableFunc(grouped, func(a, b Tool) int { return strings.Compare(ToolGroup(a), ToolGroup(b)) })
-	s.SetTools(append(append(own, grouped...), hosts...))
+	s.setTools(append(append(own, grouped...), hosts...))
 	s.rebuildPrompt()
 	return skipped
 }

@@ -13,6 +13,7 @@ const (
 	HostToolNoName        HostToolProblem = iota + 1 // Index set
 	HostToolNoDescription                            // Name set
 	HostToolNoSchema                                 // Name set: parameters is not a JSON object
+	HostToolBadSchema                                // Name, Err set: Validator.Check refused parameters
 	HostToolNotUnique                                // two definitions share a name
 	HostToolConflict                                 // Name set: a tool that is not the host's has it
 )
@@ -22,7 +23,10 @@ type HostToolError struct {
 	Problem HostToolProblem
 	Index   int
 	Name    string
+	Err     error // why the schema was refused (HostToolBadSchema)
 }
+
+func (e *HostToolError) Unwrap() error { return e.Err }
 
 func (e *HostToolError) Error() string {
 	switch e.Problem {
@@ -32,6 +36,8 @@ func (e *HostToolError) Error() string {
 		return fmt.Sprintf("host tool %q has no description", e.Name)
 	case HostToolNoSchema:
 		return fmt.Sprintf("host tool %q has no JSON Schema object", e.Name)
+	case HostToolBadSchema:
+		return fmt.Sprintf("host tool %q has an unusable JSON Schema: %v", e.Name, e.Err)
 	case HostToolNotUnique:
 		return "host tool names are not unique"
 	}
@@ -42,8 +48,11 @@ func (e *HostToolError) Error() string {
 // the original's order: each definition has a name, a description and a
 // JSON Schema object of parameters (names and labels are trimmed; a
 // missing label is the name), names are unique, and none is taken by a
-// tool that is not the host's. The previous host tools are replaced (an
-// empty list removes them); hidden tools are registered but not offered.
+// tool that is not the host's. Ours beside the original's: the Validator
+// (when there is one) accepts each schema (Validator.Check), so a schema
+// that refers outside itself is refused here rather than at the tool's
+// first call. The previous host tools are replaced (an empty list removes
+// them); hidden tools are registered but not offered.
 // The model is offered the new set from its next call, with the system
 // prompt rebuilt for it (Config.RebuildPrompt). It returns the registered
 // names. (actor)
@@ -58,6 +67,11 @@ func (s *Session) SetHostTools(defs []HostToolDef) ([]string, error) {
 			return nil, &HostToolError{Problem: HostToolNoDescription, Index: i, Name: d.Name}
 		case !strings.HasPrefix(strings.TrimSpace(string(d.Parameters)), "{"):
 			return nil, &HostToolError{Problem: HostToolNoSchema, Index: i, Name: d.Name}
+		}
+		if v := s.cfg.Validator; v != nil {
+			if err := v.Check(d.Parameters); err != nil {
+				return nil, &HostToolError{Problem: HostToolBadSchema, Index: i, Name: d.Name, Err: err}
+			}
 		}
 		if d.Label = strings.TrimSpace(d.Label); d.Label == "" {
 			d.Label = d.Name
@@ -85,7 +99,7 @@ func (s *Session) SetHostTools(defs []HostToolDef) ([]string, error) {
 	for _, d := range clean {
 		names = append(names, d.Name)
 		if !d.Hidden {
-			tools = append(tools, s.NewHostTool(d))
+			tools = append(tools, s.newHostTool(d))
 		}
 	}
 	s.SetActiveTools(tools)

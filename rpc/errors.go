@@ -136,6 +136,8 @@ func hostToolText(e *engine.HostToolError) string {
 		return fmt.Sprintf("Host tool %q must provide a non-empty description", e.Name)
 	case engine.HostToolNoSchema:
 		return fmt.Sprintf("Host tool %q must provide a JSON Schema object", e.Name)
+	case engine.HostToolBadSchema: // ours: the original does not check
+		return fmt.Sprintf("Host tool %q has an unusable JSON Schema: %v", e.Name, e.Err)
 	case engine.HostToolNotUnique:
 		return "RPC host tool names must be unique"
 	}

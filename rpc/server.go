@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 
 // Update modes for message_update frames.
@@ -20,6 +20,10 @@ const (
 	UpdatesFull  = "full"  // the original's frames: delta plus two partial snapshots
 	UpdatesDelta = "delta" // lean frames: the delta only
 )
+
+// DefaultMaxLineBytes is the cap on one input line when Options gives none
+// (64 MiB); cmd/xcsh shows it as the --rpc-max-line-bytes default.
+const DefaultMaxLineBytes = lineio.DefaultMaxLine
 
 // Options configure a Server.
 type Options struct {
@@ -30,6 +34,10 @@ type Options struct {
 	// ShutdownGrace bounds how long a signal waits for the aborted run to
 	// wind down before exiting anyway.
 	ShutdownGrace time.Duration
+	// EOFCompactionBound bounds a compaction after stdin EOF (0: the
+	// default, DefaultEOFCompactionBound): the drain lets running work
+	// finish, but one still compacting this long after EOF is aborted.
+	EOFCompactionBound time.Duration
 	// GrowOutput, if set, is called once before the first large frame (the
 	// CLI enlarges the stdout pipe there).
 	GrowOutput func()
@@ -57,8 +65,8 @@ type Options struct {
 // (Dispatch) and its frames go to the server's hub.
 type Server struct {
 	opts   Options
-	out    *lineout.Writer // stdout; nil for a served session
-	frames Frames          // where every frame goes: stdout, or the hub
+	out    *lineio.Writer // stdout; nil for a served session
+	frames Frames         // where every frame goes: stdout, or the hub
 	sess   *engine.Session
 	lean   bool
 	// served: the session is served to clients of the agent server (a
@@ -130,10 +138,13 @@ func NewServer(out io.Writer, opts Options) *Server {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 5 * time.Second
 	}
+	if opts.EOFCompactionBound <= 0 {
+		opts.EOFCompactionBound = DefaultEOFCompactionBound
+	}
 	s := &Server{opts: opts, finished: make(chan struct{}), lean: opts.Updates == UpdatesDelta}
 	s.outGone = make(chan struct{})
 	// Called once, on the first failed write; Run then ends like a signal.
-	s.out = lineout.New(out, func(err error) {
+	s.out = lineio.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
 		s.outErr = err
 		close(s.outGone)
@@ -159,7 +170,7 @@ type Frames interface {
 type Client any
 
 // stdoutFrames writes every frame to stdout, whoever it answers.
-type stdoutFrames struct{ w *lineout.Writer }
+type stdoutFrames struct{ w *lineio.Writer }
 
 func (o stdoutFrames) Buf() *[]byte              { return o.w.Buf() }
 func (o stdoutFrames) Send(bp *[]byte, _ Client) { o.w.Send(bp) }
@@ -309,18 +320,15 @@ func (s *Server) writeRaw(frame []byte) {
 // to the inbox, which the dispatcher feeds to the executor in arrival
 // order, so responses keep request order.
 func (s *Server) readLoop(in io.Reader) {
-	lr := NewLineReader(in, s.opts.MaxLineBytes)
+	lr := lineio.NewReader(in, s.opts.MaxLineBytes)
+	lr.SkipBOM = true
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
-		if err == ErrLineTooLong {
-			max := s.opts.MaxLineBytes
-			if max <= 0 {
-				max = DefaultMaxLineBytes
-			}
-			msg := fmt.Sprintf("line exceeds the %d-byte limit", max)
+		if err == lineio.ErrLineTooLong {
+			msg := fmt.Sprintf("line exceeds the %d-byte limit", lr.Max())
 			s.in.push(inboxItem{fn: func(func()) { s.parseError(msg, nil) }})
 			continue
 		}
@@ -333,7 +341,11 @@ func (s *Server) readLoop(in io.Reader) {
 	// The host has gone: requests waiting for it fail now, whatever is
 	// queued; the queued commands are still handled, then the drain starts.
 	s.pending.close()
-	s.in.push(inboxItem{fn: func(func()) { s.onEOF() }})
+	s.in.push(inboxItem{fn: func(func()) { s.onEOF() },
+		// The drain begins once every command read before EOF has been
+		// handed over, a compact that holds the input included: from
+		// then on a compaction gets EOFCompactionBound.
+		atFront: func() { s.sess.LimitCompactions(s.opts.EOFCompactionBound) }})
 }
 
 // dispatchLoop hands queued input to the executor, one item at a time, in
@@ -355,7 +367,13 @@ func (s *Server) dispatchLoop() {
 	}
 }
 
-// onEOF starts the drain: pending work finishes, then Run returns. (actor)
+// DefaultEOFCompactionBound is how long a compaction may still run after
+// stdin EOF: enough for the compaction of an ordinary session, far less
+// than the minutes of model calls a very large one takes.
+const DefaultEOFCompactionBound = time.Minute
+
+// onEOF starts the drain: pending work finishes, then Run returns (a
+// compaction only within EOFCompactionBound: see readLoop). (actor)
 func (s *Server) onEOF() {
 	s.whenDrained(func() { s.eofOnce.Do(func() { close(s.finished) }) })
 }

@@ -58,6 +58,8 @@ func runACP(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.
 
 	ctx, stop := serveSignals(ctx)
 	defer stop()
+	ctx, unwatch := endWhenOutputGone(ctx, out, acp.ErrOutputClosed, stderr)
+	defer unwatch()
 	err = srv.Run(ctx, stdin)
 	killChildren()
 	var se signalError

@@ -19,11 +19,16 @@ import (
 // first with --no-extensions), starts them and waits for their handshakes
 // (each bounded by its deadline, so ready is never held longer). It
 // returns nil and no tools when there are none: then nothing of the
-// extension machinery exists in the session.
-func setupExtensions(o *options, cwd string, active []engine.Tool, sessionID, sessionFile string,
-	clock engine.Clock, stderr io.Writer) (*extension.Host, []engine.Tool) {
-	specs, problems := extension.Discover(extension.Where{Cwd: cwd, AgentDir: sessionfile.AgentDir(os.Getenv),
-		Paths: o.extensions, NoDiscovery: o.noExtensions})
+// extension machinery exists in the session. validator checks the schemas
+// of the extensions' tools (the session's own, so what it compiles serves
+// the calls).
+//
+// Under a sandbox, project decides what of the project's own extensions
+// runs (trust.go).
+func setupExtensions(o *options, cwd string, active []engine.Tool, validator engine.Validator, sessionID, sessionFile string,
+	clock engine.Clock, project *projectPolicy, stderr io.Writer) (*extension.Host, []engine.Tool) {
+	specs, problems := project.extensions(extension.Discover(extension.Where{Cwd: cwd, AgentDir: sessionfile.AgentDir(os.Getenv),
+		Paths: o.extensions, NoDiscovery: o.noExtensions}))
 	if len(specs) == 0 && len(problems) == 0 {
 		return nil, nil
 	}
@@ -36,7 +41,8 @@ func setupExtensions(o *options, cwd string, active []engine.Tool, sessionID, se
 		flags[k] = v
 	}
 	host := extension.New(extension.Options{Specs: specs, Problems: problems, Version: version, Cwd: cwd,
-		Env: extensionEnv(), Flags: flags, Clock: clock, Log: stderr, HasUI: (o.mode == "rpc" || o.mode == "acp" || o.mode == "serve") && !o.print})
+		Env: extensionEnv(), Flags: flags, Clock: clock, Log: stderr, HasUI: (o.mode == "rpc" || o.mode == "acp" || o.mode == "serve") && !o.print,
+		Validator: validator})
 	return host, host.Load(context.Background(), active, sessionID, sessionFile)
 }
 

@@ -24,7 +24,7 @@ type keyFlags struct {
 
 func addKeyFlags(f *pflag.FlagSet, k *keyFlags) {
 	f.StringVar(&k.apiKeyFile, "api-key-file", "", "read the API key from this file (keeps it out of the process table)")
-	f.BoolVar(&k.keepKeyEnv, "keep-key-env", false, "leave provider key variables in the environment of commands and other child processes")
+	f.BoolVar(&k.keepKeyEnv, "keep-key-env", false, "leave provider key variables (and those MCP configurations name) in the environment of commands and other child processes")
 }
 
 // maxKeyFile bounds --api-key-file: a key is a line, not a file.
@@ -89,9 +89,11 @@ func readKeyFile(path string) (string, error) {
 
 // scrubKeyEnv removes the provider key variables the registry reads (and
 // the one --api-key env:NAME named) from the environment of every process
-// the agent starts, unless --keep-key-env.
+// the agent starts, unless --keep-key-env, which also keeps the variables
+// MCP configurations name (engine/mcp drops them through the same rule).
 func scrubKeyEnv(k *keyFlags, reg *models.Registry) {
 	if k.keepKeyEnv {
+		childenv.Keep()
 		return
 	}
 	childenv.Drop(reg.KeyEnvNames()...)

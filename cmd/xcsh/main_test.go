@@ -46,6 +46,8 @@ func TestMain(m *testing.M) {
 		// The Go example of docs/examples/extensions, as its main builds it.
 		"xcsh-ext-wordcount": func() { os.Exit(extkit.Run(wordcount.Extension())) },
 		"acp-client":         acptest.Main,
+		// Stacks Landlock layers, then execs a program (sandbox scenarios).
+		"landlock-layers": landlockLayersMain,
 	})
 }
 
@@ -342,20 +344,37 @@ func stopRealOllama() {
 
 // mcpServerCmd starts the MCP test server over streamable HTTP in this
 // process and sets $NAME to its URL; with TOKEN, requests must carry
-// "Authorization: Bearer TOKEN".
+// "Authorization: Bearer TOKEN"; with -ref REF, the server also has the
+// tool peek, whose input schema refers to REF (mcptest.AddRefTool).
 //
-//	mcpserver http NAME [TOKEN]
+//	mcpserver http [-ref REF] NAME [TOKEN]
 func mcpServerCmd(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 || len(args) > 3 || args[0] != "http" {
-		ts.Fatalf("usage: mcpserver http NAME [TOKEN]")
+	const usage = "usage: mcpserver http [-ref REF] NAME [TOKEN]"
+	if neg || len(args) < 2 || args[0] != "http" {
+		ts.Fatalf(usage)
+	}
+	args = args[1:]
+	ref := ""
+	if args[0] == "-ref" {
+		if len(args) < 3 {
+			ts.Fatalf(usage)
+		}
+		ref, args = args[1], args[2:]
+	}
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf(usage)
 	}
 	token := ""
-	if len(args) == 3 {
-		token = args[2]
+	if len(args) == 2 {
+		token = args[1]
 	}
-	url, stop := mcptest.NewHTTP(token)
+	srv := mcptest.NewServer()
+	if ref != "" {
+		mcptest.AddRefTool(srv, ref)
+	}
+	url, stop := mcptest.ServeHTTP(srv, token)
 	ts.Defer(stop)
-	ts.Setenv(args[1], url)
+	ts.Setenv(args[0], url)
 }
 
 // mcpEverything is the entry point of the npm "everything" MCP server:

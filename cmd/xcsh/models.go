@@ -13,9 +13,7 @@ import (
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/models"
-	"github.com/xcsh-go/xcsh/engine/provider/anthropic"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama"
-	"github.com/xcsh-go/xcsh/engine/provider/openai"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/fakeprovider"
 )
@@ -39,16 +37,11 @@ type modelSetup struct {
 // background. An invalid configuration file is a start-up error that
 // names the file, the line and the field.
 func setupModels(o *options, env func(string) string, deterministic, optional bool, stderr io.Writer) (*modelSetup, error) {
-	reg, err := models.Load(sessionfile.AgentDir(env), env)
+	reg, err := loadRegistry(sessionfile.AgentDir(env), env)
 	if err != nil {
 		return nil, &exitError{2, "Error: " + err.Error()}
 	}
-	ms := &modelSetup{reg: reg}
-	ms.provider = &mux{reg: reg,
-		ollama:    ollama.New(ollama.Options{}),
-		openai:    openai.New(openai.Options{APIKey: reg.APIKey}),
-		anthropic: anthropic.New(anthropic.Options{APIKey: reg.APIKey}),
-	}
+	ms := &modelSetup{reg: reg, provider: newMux(reg)}
 	// A provider of models.json named "fake" (the family's own test set-up
 	// does that) replaces the built-in one entirely (docs/providers.md).
 	builtinFake := !reg.Configured("fake")
@@ -63,7 +56,7 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 		if err != nil {
 			return nil, err
 		}
-		ms.provider.fake = p
+		ms.provider.setFake(p)
 		m := p.Model()
 		reg.Add(m)
 		ms.model, ms.thinking = &m, level
@@ -88,7 +81,7 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 			if builtinFake && !slices.Contains(known, "fake") {
 				known = append(known, "fake")
 			}
-			return nil, &exitError{2, fmt.Sprintf("Error: unknown provider %q (known: %s); xcsh --list-models lists the models you can use", provider, strings.Join(known, ", "))}
+			return nil, &exitError{2, unknownProvider(provider, known, sessionfile.AgentDir(env))}
 		}
 		m, level, ok := resolve(reg, provider, model)
 		if !ok && provider == "ollama" && model != "" {
@@ -272,37 +265,11 @@ func (thinkingPolicy) Clamp(m engine.Model, l engine.ThinkingLevel) engine.Think
 	return models.ClampThinking(m, l)
 }
 
-// mux is the session's one provider: it hands each request to the adapter
-// of its model's API, with the model's headers resolved (the registry
-// keeps secrets out of the Model the wire shows).
-type mux struct {
-	reg                       *models.Registry
-	fake                      engine.Provider
-	ollama, openai, anthropic engine.Provider
-}
-
-func (m *mux) Stream(ctx context.Context, req *engine.Request, fn func(engine.StreamEvent) error) error {
-	var p engine.Provider
-	switch {
-	case req.Model.API == "fake":
-		p = m.fake
-	case req.Model.API == "openai-completions":
-		p = m.openai
-	case req.Model.API == "anthropic-messages":
-		p = m.anthropic
-	case req.Model.API == "ollama" || req.Model.Provider == "ollama":
-		// The registry's implicit Ollama provider says openai-responses (the
-		// original's choice); we speak Ollama's native API, which honours
-		// num_ctx.
-		p = m.ollama
-	}
-	if p == nil {
-		return &engine.ProviderError{Message: fmt.Sprintf("no adapter for API %q (model %s/%s) in this build", req.Model.API, req.Model.Provider, req.Model.ID)}
-	}
-	if h := m.reg.Headers(req.Model); len(h) > 0 {
-		r := *req
-		r.Model.Headers = h
-		req = &r
-	}
-	return p.Stream(ctx, req, fn)
+// unknownProvider is the start-up error for a --provider (or a
+// provider/ prefix of --model) that no catalog, configuration or
+// discovery names: the nearest known names, and where a server of one's
+// own (vLLM, LiteLLM, ...) is configured.
+func unknownProvider(provider string, known []string, agentDir string) string {
+	return fmt.Sprintf("Error: unknown provider %q (nearest: %s); a server of your own is configured under \"providers\" in %s (docs/providers.md); xcsh --list-models lists the models you can use",
+		provider, strings.Join(models.NearestNames(provider, known, 3), ", "), filepath.Join(agentDir, "models.json"))
 }

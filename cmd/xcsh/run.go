@@ -175,7 +175,7 @@ and keys; architecture.md: how it is built).`,
 	f.DurationVar(&o.retryBaseDelay, "retry-base-delay", engine.DefaultRetryBase, "first auto-retry wait; doubled for each further attempt")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", engine.DefaultStreamIdleTimeout, "end a model call that sends nothing for this long (retryable); 0 disables")
 	f.DurationVar(&o.todoClearDelay, "todo-clear-delay", engine.DefaultTodoClearDelay, "how long a completed or abandoned todo stays listed (0: at once, negative: never)")
-	f.BoolVar(&o.noRules, "no-rules", false, "do not load TTSR rules (.xcsh/rules, .cursor/rules, ...)")
+	f.BoolVar(&o.noRules, "no-rules", false, "do not load rules (.xcsh/rules, .cursor/rules, .clinerules, ...)")
 	f.BoolVar(&o.ui, "ui", false, "the host answers extension UI dialogs: offers the ask tool")
 	f.StringVar(&o.confirmBash, "confirm-bash", "", "comma-separated command patterns (* and ?) the user must confirm before bash runs them")
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
@@ -229,8 +229,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	switch mode {
 	case "rpc":
 		for _, a := range args {
-			if strings.HasPrefix(a, "@") {
-				return &exitError{2, "Error: @file arguments are not supported in RPC mode"}
+			if strings.HasPrefix(a, "@") { // exit 1, as the reference (rpc-protocol.md)
+				return &exitError{1, "Error: @file arguments are not supported in RPC mode"}
 			}
 		}
 		if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
@@ -327,6 +327,10 @@ type sharedSetup struct {
 // setupShared resolves the keys, the models (optional: none yet is no
 // error), the sandbox (for cwd) and the thinking level.
 func setupShared(o *options, clock engine.Clock, ids engine.IDSource, deterministic, optional bool, cwd string, stderr io.Writer) (*sharedSetup, error) {
+	level, err := thinkingFlag(o.thinking) // thinkingflag.go
+	if err != nil {
+		return nil, err
+	}
 	if err := resolveAPIKey(o, &o.procs.keys, os.Getenv); err != nil { // procs: keys.go
 		return nil, err
 	}
@@ -344,13 +348,8 @@ func setupShared(o *options, clock engine.Clock, ids engine.IDSource, determinis
 	if ms.thinking != "" {
 		thinking = ms.thinking // a ":level" suffix of --model
 	}
-	if o.thinking != "" {
-		// As the original: reported and ignored, the default stays.
-		if l, ok := parseThinking(o.thinking); ok {
-			thinking = l
-		} else {
-			fmt.Fprintf(stderr, "Warning: invalid --thinking %q (expected off, minimal, low, medium, high or xhigh); ignored\n", o.thinking)
-		}
+	if level != "" {
+		thinking = level
 	}
 	return &sharedSetup{clock: clock, ids: ids, deterministic: deterministic, ms: ms, procs: procs, thinking: thinking,
 		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
@@ -403,7 +402,8 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	}
 	// Extensions start here, in parallel, once the session's identity is
 	// known; their tools join the built-ins (a taken name is refused).
-	extHost, extTools := setupExtensions(o, cwd, active, rec.id, rec.file, clock, stderr)
+	validator := schema.New()
+	extHost, extTools := setupExtensions(o, cwd, active, validator, rec.id, rec.file, clock, sh.procs.project, stderr)
 	active = append(active, extTools...)
 	var hooks engine.Hooks
 	var commands []engine.CommandSource
@@ -420,7 +420,7 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	// (set_host_tools, MCP servers) rebuild the prompt.
 	rebuildPrompt := func(p engine.PromptParts) string {
 		po := promptOpts
-		po.Tools, po.Context, po.Skills = p.Tools, p.Context, p.Skills
+		po.Tools, po.Context, po.Skills, po.Rules = p.Tools, p.Context, p.Skills, p.Rules
 		return engine.BuildSystemPrompt(po)
 	}
 
@@ -437,7 +437,7 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 		Provider: ms.provider, Model: ms.model, ThinkingLevel: sh.thinking, Tools: active, Thinking: thinkingPolicy{},
 		Models: registryModels{ms.reg, sessionfile.AgentDir(os.Getenv)}, Scoped: ms.scoped, Files: rec.files(cwd, clock, stderr), Exporter: export.Exporter{},
 		RebuildPrompt: rebuildPrompt, LoadResources: resourceLoader(o, cwd, os.Getenv, stderr), ToolSources: toolSources, AnnounceName: truthy(os.Getenv("PI_RPC_EMIT_TITLE")), Gate: gate,
-		Validator: schema.New(), Shell: shellexec.Shell{Cwd: cwd},
+		Validator: validator, Shell: shellexec.Shell{Cwd: cwd},
 		SystemPrompt: sysPrompt, Clock: clock, IDs: sh.ids, Hooks: hooks, Commands: commands, Log: stderr,
 		SessionID: rec.id, SessionFile: rec.file, Store: rec.initialStore(), OrderedResults: sh.deterministic,
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout), MaxTurns: o.maxTurns,
@@ -473,6 +473,8 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 
 	ctx, stop := serveSignals(ctx)
 	defer stop()
+	ctx, unwatch := endWhenOutputGone(ctx, stdout, rpc.ErrOutputClosed, stderr)
+	defer unwatch()
 
 	// The server runs the executor itself (its EOF drain); the host then
 	// stops the extensions and MCP servers and closes the store.
@@ -541,6 +543,28 @@ func parseThinking(v string) (engine.ThinkingLevel, bool) {
 		return engine.ThinkingOff, true
 	}
 	return engine.ParseEffort(v)
+}
+
+// endWhenOutputGone derives a context that ends, with closed (wrapping
+// EPIPE) as its cause, when the host closes its end of out: the run is
+// then aborted and the process exits as after a failed write, even when
+// nothing is being written (a long command).
+func endWhenOutputGone(parent context.Context, out io.Writer, closed error, stderr io.Writer) (context.Context, func()) {
+	f, ok := out.(*os.File)
+	if !ok {
+		return parent, func() {}
+	}
+	gone, stopWatch := watchOutput(f)
+	ctx, cancel := context.WithCancelCause(parent)
+	go func() {
+		select {
+		case <-gone:
+			fmt.Fprintln(stderr, "xcsh: the host closed stdout; exiting")
+			cancel(fmt.Errorf("%w: %w", closed, syscall.EPIPE))
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { stopWatch(); cancel(nil) }
 }
 
 // serveSignals derives the context a protocol server runs under: SIGINT,

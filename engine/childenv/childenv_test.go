@@ -34,3 +34,22 @@ func TestEnvironReadsTheProcessEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// Keep (--keep-key-env) turns the filter off, for names dropped before or
+// after it.
+func TestKeepKeepsEverything(t *testing.T) {
+	Reset()
+	t.Cleanup(Reset)
+	Drop("A_KEY")
+	Keep()
+	Drop("B_KEY")
+	base := []string{"A_KEY=1", "B_KEY=2", "PATH=/bin"}
+	if got := Filter(base, "X=3"); !slices.Equal(got, append(base, "X=3")) {
+		t.Fatalf("got %q", got)
+	}
+	Reset()
+	Drop("A_KEY")
+	if got := Filter(base); slices.Contains(got, "A_KEY=1") {
+		t.Fatalf("Reset kept Keep: %q", got)
+	}
+}

@@ -7,18 +7,31 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // DefaultDeadline bounds every hook of an extension unless its Spec says
-// otherwise, and is the least time its handshake gets.
+// otherwise.
 const DefaultDeadline = 5 * time.Second
+
+// MaxDeadline caps an extension's deadline (its timeout): a longer one is
+// taken as this, with a note in the log. A hook that takes longer is
+// stuck, and holds the run that waits for it.
+const MaxDeadline = time.Minute
+
+// MaxHandshake bounds the handshake, whatever the deadline: starting a
+// process (a Python or Node interpreter) on a loaded machine takes far
+// longer than answering a hook (5 s was seen to run out under load, and the
+// extension was then lost), and the session's ready waits for the
+// handshakes, so a hung extension must not hold it longer than this.
+const MaxHandshake = 10 * time.Second
 
 // Spec is one extension to run: what discovery found.
 type Spec struct {
@@ -27,10 +40,16 @@ type Spec struct {
 	Path string
 	// Command is the program and its arguments.
 	Command []string
-	// Deadline bounds each of its hooks (0: DefaultDeadline) and its
-	// handshake (never less than DefaultDeadline: starting a process on a
-	// loaded machine takes longer than answering a hook).
+	// Deadline bounds each of its hooks (0: DefaultDeadline; at most
+	// MaxDeadline); its handshake has MaxHandshake.
 	Deadline time.Duration
+	// Project says the project found it (<cwd>/.xcsh/extensions/ or
+	// <cwd>/.xcsh/settings.json), not the user: under a sandbox the
+	// program decides whether and how it runs (cmd/xcsh's trust policy).
+	Project bool
+	// Wrap, when set, changes its command before it starts (to run it
+	// confined).
+	Wrap func(*exec.Cmd) error
 }
 
 // Options configure a Host. cmd/xcsh builds them.
@@ -55,6 +74,13 @@ type Options struct {
 	QueueBytes, MaxLine int
 	// Grace bounds each step of stopping an extension (default 1 s).
 	Grace time.Duration
+	// Handshake bounds each handshake (0: MaxHandshake; tests shorten it).
+	Handshake time.Duration
+	// Validator checks each tool's parameters schema when the extension
+	// registers it (Check): a tool whose schema it refuses (one that
+	// refers outside itself, which is never loaded) is not registered, as
+	// one with a taken name is not. nil: schemas are not checked.
+	Validator engine.Validator
 }
 
 // Host runs the session's extensions: it starts them, forwards the events
@@ -117,13 +143,18 @@ func (h *Host) logf(format string, args ...any) {
 // deadline is e's bound for its hooks.
 func (e *ext) deadline() time.Duration {
 	if e.spec.Deadline > 0 {
-		return e.spec.Deadline
+		return min(e.spec.Deadline, MaxDeadline)
 	}
 	return DefaultDeadline
 }
 
 // handshakeDeadline is e's bound for its handshake.
-func (e *ext) handshakeDeadline() time.Duration { return max(e.deadline(), DefaultDeadline) }
+func (e *ext) handshakeDeadline() time.Duration {
+	if d := e.h.opts.Handshake; d > 0 {
+		return min(d, MaxHandshake)
+	}
+	return MaxHandshake
+}
 
 // initParams is the initialize request.
 type initParams struct {
@@ -165,7 +196,8 @@ type commandDef struct {
 // Load starts every extension in parallel and waits for their handshakes,
 // each bounded by its deadline, so the session starts with their tools and
 // hooks in place. existing are the session's tools: an extension tool with
-// a taken name is refused (first wins), as a command is. It returns the
+// a taken name is refused (first wins), as a command is, and so is one
+// whose schema Options.Validator refuses. It returns the
 // extensions' tools to offer, in load order. Failures are reported as
 // extension_error once Begin is called. sessionID and sessionFile are the
 // session the extensions start in.
@@ -174,6 +206,9 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 	errs := make([]error, len(h.opts.Specs))
 	var wg sync.WaitGroup
 	for i, spec := range h.opts.Specs {
+		if spec.Deadline > MaxDeadline {
+			h.logf("extension %s: timeout %v is over the cap; %v is used", spec.Path, spec.Deadline, MaxDeadline)
+		}
 		e := newExt(h, spec)
 		exts[i] = e
 		wg.Add(1)
@@ -197,7 +232,11 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 	var tools []engine.Tool
 	for i, e := range exts {
 		if errs[i] != nil {
-			h.loadErrs = append(h.loadErrs, engine.ExtensionError{ExtensionPath: e.spec.Path, Event: "initialize", Error: errs[i].Error()})
+			// One that died during its handshake was reported then (event
+			// exit, with what it was handling): once is enough.
+			if !errors.Is(errs[i], errGone) {
+				h.loadErrs = append(h.loadErrs, engine.ExtensionError{ExtensionPath: e.spec.Path, Event: "initialize", Error: errs[i].Error()})
+			}
 			e.kill(errs[i])
 			continue
 		}
@@ -207,6 +246,13 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 				h.loadErrs = append(h.loadErrs, engine.ExtensionError{ExtensionPath: e.spec.Path, Event: "initialize",
 					Error: fmt.Sprintf("tool %q conflicts with an existing tool; not registered", d.Name)})
 				continue
+			}
+			if v := h.opts.Validator; v != nil {
+				if err := v.Check(d.Parameters); err != nil {
+					h.loadErrs = append(h.loadErrs, engine.ExtensionError{ExtensionPath: e.spec.Path, Event: "initialize",
+						Error: fmt.Sprintf("tool %q has an unusable JSON Schema: %v; not registered", d.Name, err)})
+					continue
+				}
 			}
 			taken[d.Name] = true
 			keep = append(keep, d)
@@ -234,7 +280,7 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 
 // start starts e's process and makes the handshake. (Load)
 func (h *Host) start(ctx context.Context, e *ext, sessionID, sessionFile string) error {
-	stdin, stdout, err := e.proc.start(e.spec, h.opts.Cwd, h.opts.Env, h.logf)
+	stdin, stdout, err := e.proc.start(e.spec, h.opts.Cwd, h.opts.Env, h.opts.Grace, h.logf)
 	if err != nil {
 		return fmt.Errorf("cannot start: %w", err)
 	}
@@ -319,11 +365,11 @@ func (h *Host) watch(e *ext, stdout *os.File, readerDone <-chan struct{}) {
 	t.Stop()
 	e.mu.Lock()
 	stopping := e.stopping
-	var busy []string
-	for _, c := range e.pending {
-		busy = append(busy, c.method)
-	}
 	e.mu.Unlock()
+	var busy []string
+	for _, c := range e.conn.Calls() {
+		busy = append(busy, c.Method())
+	}
 	msg := e.proc.exitText()
 	if len(busy) > 0 {
 		msg += " while handling " + strings.Join(busy, ", ")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -171,7 +172,7 @@ func start(t *testing.T, host engine.HostLink, deadline time.Duration, plans ...
 	}
 	log := &syncBuf{}
 	h := New(Options{Specs: specs, Version: "test", Cwd: dir, Env: append(os.Environ(), "XCSH_EXTTEST=1"),
-		Log: log, Grace: 500 * time.Millisecond})
+		Log: log, Grace: 500 * time.Millisecond, Handshake: 2 * time.Second})
 	builtins := []engine.Tool{shellTool{}}
 	tools := h.Load(context.Background(), builtins, "s1", "")
 	p := fakeprovider.Demo()
@@ -459,9 +460,51 @@ func TestHandshakeFailuresAreReportedAfterBegin(t *testing.T) {
 		`{"name":"clash","tools":[{"name":"bash","description":"another bash","parameters":{"type":"object"},"run":[]}]}`)
 	r.out.await(t, `"extensionPath":"ext1"`)
 	out := r.out.text()
-	if !strings.Contains(out, `{"type":"extension_error","extensionPath":"ext0","event":"initialize","error":"initialize: no answer within 5s"}`) ||
+	if !strings.Contains(out, `{"type":"extension_error","extensionPath":"ext0","event":"initialize","error":"initialize: no answer within 2s"}`) ||
 		!strings.Contains(out, `"error":"tool \"bash\" conflicts with an existing tool; not registered"`) {
 		t.Fatalf("frames:\n%s", out)
+	}
+}
+
+// An extension that dies during its handshake is reported once: the exit
+// (with what it was handling), not the failed initialize as well.
+func TestCrashInHandshakeReportedOnce(t *testing.T) {
+	t.Parallel()
+	r := start(t, nil, 0,
+		`{"name":"gone","init":[{"exit":3}]}`,
+		`{"name":"clash","tools":[{"name":"bash","description":"another bash","parameters":{"type":"object"},"run":[]}]}`)
+	r.out.await(t, `"extensionPath":"ext1"`) // reported after ext0's
+	out := r.out.text()
+	if n := strings.Count(out, `"extensionPath":"ext0"`); n != 1 ||
+		!strings.Contains(out, `{"type":"extension_error","extensionPath":"ext0","event":"exit","error":"the extension exited (exit status 3) while handling initialize"}`) {
+		t.Fatalf("%d frames for ext0:\n%s", n, out)
+	}
+}
+
+// An extension's timeout is capped (MaxDeadline), and its handshake, which
+// ready waits for, at MaxHandshake whatever the timeout.
+func TestDeadlinesCapped(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		spec, hooks, handshake time.Duration
+	}{
+		{0, DefaultDeadline, MaxHandshake},
+		{200 * time.Millisecond, 200 * time.Millisecond, MaxHandshake},
+		{8 * time.Second, 8 * time.Second, MaxHandshake},
+		{20 * time.Second, 20 * time.Second, MaxHandshake},
+		{10 * time.Minute, MaxDeadline, MaxHandshake},
+		{millis(math.MaxInt64), MaxDeadline, MaxHandshake},
+	}
+	for _, c := range cases {
+		e := &ext{h: &Host{}, spec: Spec{Deadline: c.spec}}
+		if e.deadline() != c.hooks || e.handshakeDeadline() != c.handshake {
+			t.Errorf("timeout %v: hooks %v handshake %v, want %v %v", c.spec, e.deadline(), e.handshakeDeadline(), c.hooks, c.handshake)
+		}
+	}
+	for ms, want := range map[int64]time.Duration{-5: 0, 0: 0, 1500: 1500 * time.Millisecond, math.MaxInt64: time.Duration(math.MaxInt64/int64(time.Millisecond)) * time.Millisecond} {
+		if got := millis(ms); got != want || got < 0 {
+			t.Errorf("millis(%d) = %v, want %v", ms, got, want)
+		}
 	}
 }
 

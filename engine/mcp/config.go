@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/xcsh-go/xcsh/engine/project"
 )
 
 // serverConfig is one entry of "mcpServers", as Claude Code, Cursor and
@@ -21,21 +23,35 @@ type serverConfig struct {
 	Command   string
 	Args      []string
 	Env       map[string]string // expanded
-	Cwd       string
-	URL       string
-	Headers   map[string]string // expanded
-	Timeout   time.Duration     // per call; 0: the manager's default
+	Cwd       string            // as written (expanded); relative to Dir
+	// Dir is the folder a stdio server runs in when Cwd is unset, and
+	// that a relative Cwd starts from: the project folder of the file
+	// that defined it; "" for the session's working directory.
+	Dir     string
+	URL     string
+	Headers map[string]string // expanded
+	Timeout time.Duration     // per call; 0: the manager's default
 	// StartTimeout bounds connecting and listing the tools; 0: the
 	// manager's default. A model call waits for a starting server that
 	// long at most.
 	StartTimeout time.Duration
 	Disabled     bool
 	File         string // the file that defined it
+	// Project says File is the project's own (.xcsh/mcp.json or .mcp.json
+	// in Cwd), not the user's: Options.Admit decides whether it runs.
+	Project bool
 	// Problem is why the entry cannot start (a missing variable, no
 	// command); the server is reported failed with it.
 	Problem string
-	// secrets are the values of Env and Headers.
+	// secrets are the values of Env and Headers, and those of the
+	// variables in envVars.
 	secrets []string
+	// envVars are the variables of xcsh's environment the entry brings
+	// to its server (name: value): those it names ($NAME, ${NAME},
+	// ${NAME:-default}, in any field) and those whose value is one of its
+	// secrets. They leave every other child's environment (the model's
+	// commands above all) and go back into this server's.
+	envVars map[string]string
 }
 
 // Server is one MCP server given in Options.Servers. Its values are used
@@ -104,20 +120,30 @@ type rawServer struct {
 	Startup  *float64          `json:"startupTimeout"` // milliseconds
 }
 
+// configFile is one configuration file and the folder its stdio servers
+// run in by default ("" for the session's working directory).
+type configFile struct{ path, dir string }
+
 // configFiles lists the configuration files in precedence order (a
 // server name defined earlier wins): the command line's, the project's
-// (.xcsh/mcp.json, then .mcp.json), the user's (<agentDir>/mcp.json).
-func configFiles(o Options) []string {
-	var out []string
+// (.xcsh/mcp.json, then .mcp.json, in the working directory and each
+// parent up to the project root, nearest first: engine/project), the
+// user's (<agentDir>/mcp.json). A project file's servers run in the
+// project folder that holds it, as they do for the agent the file was
+// written for, so its relative paths work from any subfolder.
+func configFiles(o Options) []configFile {
+	var out []configFile
 	for _, p := range o.ConfigPaths {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(o.Cwd, p)
 		}
-		out = append(out, p)
+		out = append(out, configFile{path: p})
 	}
-	out = append(out, filepath.Join(o.Cwd, ".xcsh", "mcp.json"), filepath.Join(o.Cwd, ".mcp.json"))
+	for _, d := range project.Dirs(o.Cwd) {
+		out = append(out, configFile{filepath.Join(d, ".xcsh", "mcp.json"), d}, configFile{filepath.Join(d, ".mcp.json"), d})
+	}
 	if o.AgentDir != "" {
-		out = append(out, filepath.Join(o.AgentDir, "mcp.json"))
+		out = append(out, configFile{path: filepath.Join(o.AgentDir, "mcp.json")})
 	}
 	return out
 }
@@ -138,7 +164,21 @@ func loadConfigs(o Options, getenv func(string) string, warn func(string, ...any
 	if o.NoConfigFiles {
 		return out
 	}
-	for i, path := range configFiles(o) {
+	// The project's own files are those found in its folders, but for one
+	// the command line names or the agent dir's, which are the user's
+	// even where they lie in the project.
+	user := map[string]bool{}
+	if o.AgentDir != "" {
+		user[filepath.Join(o.AgentDir, "mcp.json")] = true
+	}
+	for _, p := range o.ConfigPaths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(o.Cwd, p)
+		}
+		user[p] = true
+	}
+	for i, cf := range configFiles(o) {
+		path := cf.path
 		b, err := readConfig(path)
 		if err != nil {
 			if !os.IsNotExist(err) || i < len(o.ConfigPaths) {
@@ -166,10 +206,13 @@ func loadConfigs(o Options, getenv func(string) string, warn func(string, ...any
 			seen[name] = path
 			var raw rawServer
 			if err := json.Unmarshal(doc.MCPServers[name], &raw); err != nil {
-				out = append(out, serverConfig{Name: name, File: path, Transport: "stdio", Problem: "invalid entry: " + err.Error()})
+				out = append(out, serverConfig{Name: name, File: path, Transport: "stdio", Problem: "invalid entry: " + err.Error(), Project: cf.dir != "" && !user[path]})
 				continue
 			}
-			out = append(out, parseServer(name, path, raw, getenv))
+			c := parseServer(name, path, raw, getenv)
+			c.Dir = cf.dir
+			c.Project = cf.dir != "" && !user[path]
+			out = append(out, c)
 		}
 	}
 	return out
@@ -203,10 +246,17 @@ func parseServer(name, file string, raw rawServer, getenv func(string) string) s
 		for _, m := range miss {
 			missing = append(missing, m+" (in "+field+")")
 		}
-		// A value that came from the environment may be a key wherever it
-		// lands (a URL's query, an argument): it is redacted too.
-		for _, v := range expandedValues(s, getenv) {
-			c.secrets = append(c.secrets, v)
+		// A variable the entry names may hold a key wherever it lands (a
+		// URL's query, an argument, a shell's $TOKEN): its value is a
+		// secret, redacted and kept for the server.
+		for _, name := range namedVars(s) {
+			if v := getenv(name); v != "" {
+				if c.envVars == nil {
+					c.envVars = map[string]string{}
+				}
+				c.envVars[name] = v
+				c.secrets = append(c.secrets, v)
+			}
 		}
 		return out
 	}
@@ -285,13 +335,16 @@ func expandVars(s string, getenv func(string) string) (string, []string) {
 	return out, missing
 }
 
-// expandedValues are the values ${VAR} references in s take from the
-// environment.
-func expandedValues(s string, getenv func(string) string) []string {
+var varName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`) })
+
+// namedVars are the variables s names as ${NAME}, ${NAME:-default} or
+// $NAME (expanded or not: a stdio server may be a shell that expands
+// $NAME itself), less the layout variables (layoutVar).
+func namedVars(s string) []string {
 	var out []string
-	for _, m := range varRef().FindAllStringSubmatch(s, -1) {
-		if v := getenv(m[1]); v != "" {
-			out = append(out, v)
+	for _, m := range varName().FindAllStringSubmatch(s, -1) {
+		if !layoutVar(m[1]) {
+			out = append(out, m[1])
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/childenv"
 )
 
 // Defaults of the Options durations.
@@ -31,13 +32,21 @@ type Options struct {
 	// NoConfigFiles reads no configuration file: only Servers start
 	// (--no-mcp still honours what an ACP client asks for).
 	NoConfigFiles bool
-	// Getenv expands ${VAR} in the configuration; nil: os.Getenv.
+	// Getenv expands ${VAR} in the configuration; nil: os.Getenv. The
+	// variables an entry names leave every other child's environment
+	// (engine/childenv), process-wide.
 	Getenv func(string) string
 	Clock  engine.Clock // restart pacing and call timeouts; nil: the system clock
 	Log    io.Writer    // warnings and the servers' stderr, redacted; nil discards
 	// Version is the client version sent to servers.
 	Version                                             string
 	CallTimeout, StartTimeout, SettleWait, RestartEvery time.Duration
+	// Admit decides about the servers of the project's own files
+	// (ProjectServer), once, before any of them starts; it may ask the
+	// user through host (on the manager's goroutine, after the session is
+	// ready) and returns one Admission per server, in order. nil runs them
+	// all as they are.
+	Admit func(ctx context.Context, host Host, servers []ProjectServer) []Admission
 }
 
 // Host is what the manager needs of the session: its executor, its tool
@@ -45,8 +54,9 @@ type Options struct {
 type Host interface {
 	// Call runs fn on the session's executor and waits for it.
 	Call(fn func())
-	// SetToolGroup replaces a group's tools (on the executor).
-	SetToolGroup(group string, tools []engine.Tool) (skipped []string)
+	// SetToolGroup replaces a group's tools (on the executor) and says
+	// which it did not install, and why.
+	SetToolGroup(group string, tools []engine.Tool) (skipped []engine.SkippedTool)
 	// Dialog asks the user (a goroutine of ours, never the executor).
 	Dialog(ctx context.Context, req engine.DialogRequest) (engine.DialogReply, error)
 }
@@ -62,9 +72,8 @@ type Manager struct {
 	// wg counts every goroutine the manager starts; Close waits for it.
 	wg sync.WaitGroup
 
-	// loaded is closed once the configuration is read and every server
-	// has begun starting; servers and red are written before and only
-	// read after it.
+	// loaded is closed once every server has begun starting; servers and
+	// red are written in New and read by others only after it.
 	loaded  chan struct{}
 	servers []*server
 	red     redactor
@@ -95,14 +104,36 @@ func New(o Options) *Manager {
 	}
 	m := &Manager{o: o, loaded: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.load()
 	return m
 }
 
-// Start reads the configuration and starts every server, all in the
-// background: it returns at once. Nothing happens before after is closed
-// (the session's Ready: spawning processes competes for the CPU with the
-// start-up, so the servers start once the session has answered ready and
-// read its resources); nil starts at once.
+// load reads the configuration (a few small files) and removes the
+// variables that hold the servers' secrets from every other child's
+// environment. It runs in New, before the session exists: no command, no
+// extension and no supervisor started after it sees them.
+func (m *Manager) load() {
+	getenv := m.o.Getenv
+	if getenv == nil {
+		getenv = osGetenv
+	}
+	cfgs := loadConfigs(m.o, getenv, m.warnf)
+	childenv.Drop(secretEnv(cfgs, osEnviron())...)
+	var secrets []string
+	for _, c := range cfgs {
+		secrets = append(secrets, c.secrets...)
+	}
+	m.red = newRedactor(secrets)
+	for _, c := range cfgs {
+		m.servers = append(m.servers, newServer(m, c))
+	}
+}
+
+// Start starts every server in the background: it returns at once.
+// Nothing happens before after is closed (the session's Ready: spawning
+// processes competes for the CPU with the start-up, so the servers start
+// once the session has answered ready and read its resources); nil starts
+// at once.
 func (m *Manager) Start(host Host, after <-chan struct{}) {
 	m.host = host
 	m.wg.Add(1)
@@ -116,36 +147,26 @@ func (m *Manager) Start(host Host, after <-chan struct{}) {
 				return
 			}
 		}
-		getenv := m.o.Getenv
-		if getenv == nil {
-			getenv = osGetenv
-		}
-		cfgs := loadConfigs(m.o, getenv, m.warnf)
-		var secrets []string
-		for _, c := range cfgs {
-			secrets = append(secrets, c.secrets...)
-		}
-		m.red = newRedactor(secrets)
-		for _, c := range cfgs {
-			s := newServer(m, c)
-			m.servers = append(m.servers, s)
-		}
 		// Every start is begun before loaded is closed: a Settle that sees
 		// loaded then waits for them (begun after, a start could be missed).
-		starts := make([]func(), 0, len(m.servers))
-		for _, s := range m.servers {
-			if ch := s.beginStart(); ch != nil {
-				starts = append(starts, func() { s.runStart(ch) })
+		// The user's servers start at once; the project's once admitted
+		// (which may wait for the user's answer).
+		begin := func(project bool) {
+			for _, s := range m.servers {
+				if s.cfg.Project != project {
+					continue
+				}
+				if ch := s.beginStart(); ch != nil {
+					m.goBackground(func() { s.runStart(ch) })
+				}
 			}
 		}
-		close(m.loaded)
-		for _, start := range starts {
-			m.wg.Add(1)
-			go func() {
-				defer m.wg.Done()
-				start()
-			}()
+		begin(false)
+		m.admit(m.servers)
+		if m.ctx.Err() == nil {
+			begin(true)
 		}
+		close(m.loaded)
 	}()
 }
 
@@ -174,12 +195,9 @@ func (m *Manager) Settle(ctx context.Context) {
 		s.waitStarted(ctx)
 	}
 	for _, s := range m.servers {
-		if s.claimRefresh() {
-			s.refresh(ctx)
-		}
 		// A refresh the server's own notification started may hold the
 		// new list: the model call waits for it too.
-		s.waitRefreshes(ctx)
+		s.settleList(ctx)
 	}
 }
 

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/childenv"
 	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
 )
 
@@ -94,11 +96,86 @@ func TestLoadConfigs(t *testing.T) {
 	if got := newRedactor(byName["b"].secrets).text("Bearer tok-secret"); got != "***" {
 		t.Errorf("b's secrets redact to %q", got)
 	}
+	if b := byName["b"]; !reflect.DeepEqual(b.envVars, map[string]string{"TOKEN": "tok-secret"}) {
+		t.Errorf("b's variables %v", b.envVars)
+	}
 	if c := byName["c"]; !strings.Contains(c.Problem, "unknown type") {
 		t.Errorf("c: %+v", c)
 	}
 	if len(warnings) != 2 { // the shadowed "a", the invalid agent file
 		t.Errorf("warnings %q", warnings)
+	}
+}
+
+// The variables an entry names (any field, ${VAR}, ${VAR:-d} or a bare
+// $VAR a shell expands) and those whose value is one of its secrets are
+// its secret variables: redacted, removed from other children's
+// environments, given back to its own process. Layout variables (HOME,
+// PATH) are neither.
+func TestSecretVariables(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"API_KEY": "key-value-1", "SH_TOKEN": "sh-token-2", "HOME": "/home/u", "PATH": "/bin:/usr/bin",
+		"URL_KEY": "url-key-3", "UNUSED": "unused-value"}
+	get := func(k string) string { return env[k] }
+	raw := rawServer{Command: "sh", Args: []string{"-c", "srv --token $SH_TOKEN --dir ${HOME}/x"},
+		Env: map[string]string{"A": "${API_KEY}", "P": "${PATH}:/opt", "LIT": "literal-secret-4", "MODE": "${MODE_UNSET:-quiet}"}}
+	c := parseServer("s", "f", raw, get)
+	if c.Problem != "" {
+		t.Fatal(c.Problem)
+	}
+	want := map[string]string{"API_KEY": "key-value-1", "SH_TOKEN": "sh-token-2"}
+	if !reflect.DeepEqual(c.envVars, want) {
+		t.Errorf("named: %v, want %v", c.envVars, want)
+	}
+	red := newRedactor(c.secrets)
+	if got := red.text("key-value-1 sh-token-2 /home/u/x /bin:/usr/bin"); got != "*** *** /home/u/x /bin:/usr/bin" {
+		t.Errorf("redacted: %q", got)
+	}
+	h := parseServer("h", "f", rawServer{Type: "http", URL: "https://h/?k=${URL_KEY}", Headers: map[string]string{"X": "hdr-literal-5"}}, get)
+
+	// The environment holds some secrets under other names too.
+	environ := []string{"API_KEY=key-value-1", "ALIAS=key-value-1", "COPY=literal-secret-4", "HDR=hdr-literal-5",
+		"PWD=literal-secret-4", "SHORT=quiet", "UNUSED=unused-value", "NOEQUALS"}
+	cfgs := []serverConfig{c, h}
+	names := secretEnv(cfgs, environ)
+	if want := []string{"ALIAS", "API_KEY", "COPY", "HDR", "SH_TOKEN", "URL_KEY"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("dropped %v, want %v", names, want)
+	}
+	// The stdio server gets its variables back; its own values win.
+	got := cfgs[0].Env
+	for k, v := range map[string]string{"API_KEY": "key-value-1", "ALIAS": "key-value-1", "COPY": "literal-secret-4",
+		"SH_TOKEN": "sh-token-2", "A": "key-value-1", "LIT": "literal-secret-4"} {
+		if got[k] != v {
+			t.Errorf("server env %s=%q, want %q", k, got[k], v)
+		}
+	}
+	if _, ok := got["HDR"]; ok {
+		t.Error("the stdio server got the http server's variable")
+	}
+	if cfgs[1].Env != nil {
+		t.Errorf("an http server got an environment: %v", cfgs[1].Env)
+	}
+}
+
+// A Manager drops its servers' secret variables from every child's
+// environment as soon as it is made, before any command can run.
+func TestNewDropsSecretVariables(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{"mcpServers":{"x":{"command":"never-started","env":{"T":"${XCSH_MCP_TEST_SECRET}"}}}}`
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XCSH_MCP_TEST_SECRET", "drop-me-please")
+	t.Setenv("XCSH_MCP_TEST_ALIAS", "drop-me-please")
+	m := New(Options{Cwd: dir})
+	defer m.Close()
+	for _, kv := range childenv.Environ() {
+		if strings.Contains(kv, "drop-me-please") {
+			t.Errorf("still in a child's environment: %s", kv)
+		}
+	}
+	if got := childEnv(m.servers[0].cfg.Env); !slices.Contains(got, "XCSH_MCP_TEST_SECRET=drop-me-please") || !slices.Contains(got, "T=drop-me-please") {
+		t.Errorf("the server lost its own: %q", got)
 	}
 }
 
@@ -121,6 +198,51 @@ func TestToolName(t *testing.T) {
 	}
 	if got := toolName(strings.Repeat("s", 40), strings.Repeat("t", 40)); len(got) != 64 {
 		t.Errorf("len %d", len(got))
+	}
+	// Cut names end with a hash of the real ones: two tools (of one
+	// server or two) that would be one when cut stay two, always named
+	// alike.
+	long := strings.Repeat("x", 70)
+	a, b := toolName("s", long+"a"), toolName("s", long+"b")
+	c := toolName(strings.Repeat("s", 30), long)
+	if a == b || len(a) != 64 || len(b) != 64 || a[:55] != b[:55] || a != toolName("s", long+"a") {
+		t.Errorf("cut names %q %q", a, b)
+	}
+	if c == toolName(strings.Repeat("s", 30)+"_", long) {
+		t.Errorf("two servers' cut names collide: %q", c)
+	}
+	// Names that sanitize alike in one list: the later one is hashed. A
+	// name listed twice stays one (the session keeps the first).
+	got := toolNames("s", []string{"a.b", "a_b", "c", long + "a", long + "a"})
+	if got[0] != "mcp__s__a_b" || got[1] == got[0] || !strings.HasPrefix(got[1], "mcp__s__a_b_") || got[2] != "mcp__s__c" ||
+		got[3] != a || got[4] != a {
+		t.Errorf("toolNames %q", got)
+	}
+}
+
+// get_mcp_servers lists what the session installed: a name skipped because
+// another tool has it is left out, one installed is listed once.
+func TestInstalledNames(t *testing.T) {
+	t.Parallel()
+	tools := func(names ...string) []engine.Tool {
+		var out []engine.Tool
+		for _, n := range names {
+			out = append(out, &tool{full: n})
+		}
+		return out
+	}
+	cases := []struct {
+		list, skipped, want []string
+	}{
+		{[]string{"a", "b"}, nil, []string{"a", "b"}},
+		{[]string{"a", "b"}, []string{"b"}, []string{"a"}},
+		{[]string{"a", "a", "b"}, []string{"a"}, []string{"a", "b"}},
+		{[]string{"a", "a", "b"}, []string{"a", "a"}, []string{"b"}},
+	}
+	for _, c := range cases {
+		if got := installed(tools(c.list...), c.skipped); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("installed(%q, skipped %q) = %q, want %q", c.list, c.skipped, got, c.want)
+		}
 	}
 }
 
@@ -157,7 +279,7 @@ type fakeHost struct {
 
 func (h *fakeHost) Call(fn func()) { fn() }
 
-func (h *fakeHost) SetToolGroup(group string, tools []engine.Tool) []string {
+func (h *fakeHost) SetToolGroup(group string, tools []engine.Tool) []engine.SkippedTool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.groups == nil {
@@ -380,33 +502,102 @@ func TestClientServers(t *testing.T) {
 }
 
 // A refresh the server's list_changed notification started may have taken
-// the dirty mark a call's result set: the model call's settle waits for
-// it instead of going on with the old list (a race seen under -race with
-// a CPU hog: mcp_tools_list_changed offered the old list).
+// the mark a call's result set: the model call's settle waits for it
+// instead of going on with the old list (a race seen under -race with a
+// CPU hog: mcp_tools_list_changed offered the old list). It waits for the
+// marks made before it only: a flood that goes on holds it no longer.
 func TestSettleWaitsForARefreshUnderWay(t *testing.T) {
-	s := &server{state: stateConnected, dirty: true}
-	if !s.claimRefresh() {
-		t.Fatal("a dirty connected server was not claimed")
-	}
-	if s.claimRefresh() {
-		t.Fatal("claimed twice for one mark")
-	}
+	m := New(Options{})
+	defer m.Close()
+	// A refresher is under way for the mark the call's result made.
+	s := &server{m: m, state: stateConnected, refreshed: make(chan struct{}), marks: 1, refresher: true}
 	done := make(chan struct{})
-	go func() { s.waitRefreshes(context.Background()); close(done) }()
+	go func() { s.settleList(context.Background()); close(done) }()
 	select {
 	case <-done:
 		t.Fatal("the wait ended while the refresh runs")
 	case <-time.After(20 * time.Millisecond):
 	}
-	s.endRefresh()
+	// The refresh ends while notifications keep coming: the settle is
+	// over, later marks are the refresher's next round.
+	s.mu.Lock()
+	s.read, s.marks = 1, 1000
+	close(s.refreshed)
+	s.refreshed = make(chan struct{})
+	s.mu.Unlock()
 	<-done
-	s.waitRefreshes(context.Background()) // none under way: returns at once
 
 	// Bounded: a refresh that hangs holds the model call only until ctx ends.
-	s.dirty = true
-	s.claimRefresh()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	s.waitRefreshes(ctx)
-	s.endRefresh()
+	s.settleList(ctx)
+}
+
+// Marks made while a refresh cannot begin are read at once, by one
+// tools/list: the server's count of them says so.
+func TestRefreshesCoalesced(t *testing.T) {
+	t.Parallel()
+	m, _, _ := startManager(t, engine.DeterministicEpoch, `,"`+mcptest.ExtrasEnv+`":"1"`)
+	s := m.servers[0]
+	if got := text(call(t, m, "lists", `{}`)); got != "tools/list requests: 1" {
+		t.Fatalf("at start: %q", got)
+	}
+	m.Settle(context.Background()) // the call's own mark
+	if got := text(call(t, m, "lists", `{}`)); got != "tools/list requests: 2" {
+		t.Fatalf("after a call: %q", got)
+	}
+	m.Settle(context.Background())
+	s.mu.Lock()
+	for range 1000 { // as the notification handler does
+		s.marks++
+		s.kickRefresher()
+	}
+	s.mu.Unlock()
+	m.Settle(context.Background())
+	if got := text(call(t, m, "lists", `{}`)); got != "tools/list requests: 4" {
+		t.Errorf("after 1000 marks: %q, want 4 (2 + the call's + one for the 1000)", got)
+	}
+}
+
+// TestConfigFilesFromSubfolder: started in a subfolder of a repository,
+// the project's .mcp.json at its root is read; a nearer file's server of
+// the same name wins; outside a repository a parent's file is not read.
+func TestConfigFilesFromSubfolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("repo/.git/HEAD", "ref: refs/heads/main\n")
+	write("repo/.mcp.json", `{"mcpServers":{"root":{"command":"root-server"},"both":{"command":"from-root"}}}`)
+	write("repo/api/.xcsh/mcp.json", `{"mcpServers":{"both":{"command":"from-api"}}}`)
+	write("loose/.mcp.json", `{"mcpServers":{"parent":{"command":"p"}}}`)
+	write("loose/sub/keep", "")
+	get := func(string) string { return "" }
+	var warnings []string
+	warn := func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }
+	byName := map[string]serverConfig{}
+	for _, c := range loadConfigs(Options{Cwd: filepath.Join(dir, "repo", "api", "v1")}, get, warn) {
+		byName[c.Name] = c
+	}
+	// Each runs in the project folder of its file.
+	if c := byName["root"]; c.Command != "root-server" || c.Dir != filepath.Join(dir, "repo") {
+		t.Errorf("root: %+v", c)
+	}
+	if c := byName["both"]; c.Command != "from-api" || c.Dir != filepath.Join(dir, "repo", "api") || len(byName) != 2 {
+		t.Errorf("both: %+v (of %d)", c, len(byName))
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `"both"`) {
+		t.Errorf("warnings %q", warnings)
+	}
+	if cfgs := loadConfigs(Options{Cwd: filepath.Join(dir, "loose", "sub")}, get, warn); len(cfgs) != 0 {
+		t.Errorf("outside a repository a parent's .mcp.json was read: %+v", cfgs)
+	}
 }

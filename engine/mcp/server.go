@@ -3,6 +3,8 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +36,9 @@ type server struct {
 	group string // the engine tool group: "mcp:<name>"
 	red   redactor
 	tail  *stderrTail // stdio: the last lines the process wrote to stderr
+	// wrap changes a stdio server's command before each start (Admission.Wrap);
+	// set before the first start, read only by starts.
+	wrap func(*exec.Cmd) error
 
 	// mu guards the fields below. It is never held while calling the
 	// host or the network.
@@ -48,20 +53,26 @@ type server struct {
 	starting    chan struct{} // non-nil while a start is under way; closed at its end
 	toolNames   []string
 	listChanged bool // the server announces tool list changes
-	dirty       bool // its tool list may have changed since it was read
 	closing     bool
-	// refreshing counts the refreshes claimed and not finished; settled
-	// is closed when it drops to zero (nil while none runs). Settle waits
-	// on it: a refresh the server's notification started may have taken
-	// the dirty mark the call's result set.
-	refreshing int
-	settled    chan struct{}
+	// Tool-list refreshes are coalesced: each sign that the list may have
+	// changed (a list_changed notification, a call's answer) bumps marks;
+	// one refresher goroutine at a time (refresher) re-reads the list
+	// while read < marks, taking every mark made before it began at once.
+	// A flood of notifications thus costs one tools/list under way and at
+	// most one more, and a model call (Settle) waits for the marks made
+	// before it (a refresh under way included), never for later ones.
+	// read is the marks value the last finished refresh began at;
+	// refreshed is closed (and replaced) each time read moves.
+	marks, read uint64
+	refresher   bool
+	refreshed   chan struct{}
 
-	refreshMu sync.Mutex // one tools/list at a time
+	progress progressCalls // calls that may get progress (progress.go)
 }
 
 func newServer(m *Manager, cfg serverConfig) *server {
-	s := &server{m: m, cfg: cfg, group: "mcp:" + cfg.Name, red: newRedactor(cfg.secrets), state: stateFailed}
+	s := &server{m: m, cfg: cfg, group: "mcp:" + cfg.Name, red: newRedactor(cfg.secrets), state: stateFailed,
+		refreshed: make(chan struct{})}
 	switch {
 	case cfg.Disabled:
 		s.state = stateDisabled
@@ -126,7 +137,7 @@ func (s *server) runStart(ch chan struct{}) {
 	s.mu.Lock()
 	s.gen++
 	gen := s.gen
-	s.cs, s.proc, s.done, s.listChanged, s.dirty = cs, proc, done, lc, false
+	s.cs, s.proc, s.done, s.listChanged = cs, proc, done, lc
 	closing := s.closing
 	s.mu.Unlock()
 	if closing {
@@ -190,16 +201,16 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return s.m.elicit(ctx, s, req)
 		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			s.progress.notify(req.Params, s.red)
+		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			// Between runs nobody settles: read the new list now (or
+			// after the refresh under way).
 			s.mu.Lock()
-			s.dirty = true
+			s.marks++
+			s.kickRefresher()
 			s.mu.Unlock()
-			// Between runs nobody settles: read the new list now.
-			s.m.goBackground(func() {
-				if s.claimRefresh() {
-					s.refresh(s.m.ctx)
-				}
-			})
 		},
 	})
 	var t mcp.Transport
@@ -208,17 +219,25 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 	case "stdio":
 		proc = exec.Command(s.cfg.Command, s.cfg.Args...)
 		proc.Env = childEnv(s.cfg.Env)
+		base := s.cfg.Dir
+		if base == "" {
+			base = s.m.o.Cwd
+		}
+		proc.Dir = base
 		if s.cfg.Cwd != "" {
 			proc.Dir = s.cfg.Cwd
 			if !filepath.IsAbs(proc.Dir) {
-				proc.Dir = filepath.Join(s.m.o.Cwd, proc.Dir)
+				proc.Dir = filepath.Join(base, proc.Dir)
 			}
-		} else {
-			proc.Dir = s.m.o.Cwd
 		}
 		s.tail = newStderrTail(func(line string) { s.m.logf("mcp[%s]: %s", s.cfg.Name, s.red.text(line)) })
 		proc.Stderr = s.tail
 		setProcAttr(proc)
+		if s.wrap != nil {
+			if err := s.wrap(proc); err != nil {
+				return nil, nil, err
+			}
+		}
 		t = &mcp.CommandTransport{Command: proc, TerminateDuration: time.Second}
 	case "http":
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: -1}
@@ -259,89 +278,132 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // listTools reads the server's whole tool list as engine tools.
 func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]engine.Tool, error) {
-	var tools []engine.Tool
+	var list []*mcp.Tool
+	var names []string
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
-		tools = append(tools, s.newTool(t))
+		list = append(list, t)
+		names = append(names, t.Name)
+	}
+	full := toolNames(s.cfg.Name, names)
+	tools := make([]engine.Tool, len(list))
+	for i, t := range list {
+		tools[i] = s.newTool(t, full[i])
 	}
 	return tools, nil
 }
 
-// install makes tools the server's group in the session.
+// install makes tools the server's group in the session. A tool the
+// session refuses (its name is taken, or its input schema is unusable: one
+// that refers outside itself is never loaded) is left out with a warning;
+// the server's other tools are offered.
 func (s *server) install(tools []engine.Tool) {
-	var skipped []string
+	var skipped []engine.SkippedTool
 	s.m.host.Call(func() { skipped = s.m.host.SetToolGroup(s.group, tools) })
+	for _, sk := range skipped {
+		if errors.Is(sk.Err, engine.ErrToolNameTaken) {
+			s.m.warnf("MCP server %q: tool %q not offered: another tool has the name", s.cfg.Name, sk.Name)
+		} else {
+			s.m.warnf("MCP server %q: tool %q not offered: its input schema is unusable: %v", s.cfg.Name, sk.Name, sk.Err)
+		}
+	}
+	names := make([]string, len(skipped))
+	for i, sk := range skipped {
+		names[i] = sk.Name
+	}
+	s.mu.Lock()
+	s.toolNames = installed(tools, names)
+	s.mu.Unlock()
+}
+
+// installed are the names of tools that SetToolGroup installed, given the
+// names it skipped: a name skipped as often as the list has it is not
+// installed; one skipped fewer times is (the first of its kind was).
+func installed(tools []engine.Tool, skipped []string) []string {
+	left := map[string]int{}
+	for _, t := range tools {
+		left[t.Name()]++
+	}
 	for _, n := range skipped {
-		s.m.warnf("MCP server %q: tool %q not offered: another tool has the name", s.cfg.Name, n)
+		left[n]--
 	}
 	names := make([]string, 0, len(tools))
-	skip := map[string]bool{}
-	for _, n := range skipped {
-		skip[n] = true
-	}
 	for _, t := range tools {
-		if !skip[t.Name()] {
-			names = append(names, t.Name())
+		if n := t.Name(); left[n] > 0 {
+			names = append(names, n)
+			left[n] = 0 // listed once
 		}
 	}
-	s.mu.Lock()
-	s.toolNames = names
-	s.mu.Unlock()
+	return names
 }
 
-// claimRefresh reports whether the tool list may have changed and, if so,
-// clears the mark and counts a refresh under way: the caller must then
-// call refresh, which ends it.
-func (s *server) claimRefresh() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d := s.dirty && s.state == stateConnected
-	s.dirty = false
-	if d {
-		if s.refreshing == 0 {
-			s.settled = make(chan struct{})
-		}
-		s.refreshing++
-	}
-	return d
-}
-
-// endRefresh ends a refresh claimRefresh counted.
-func (s *server) endRefresh() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.refreshing--; s.refreshing == 0 {
-		close(s.settled)
-		s.settled = nil
-	}
-}
-
-// waitRefreshes waits, bounded by ctx, for the refreshes under way.
-func (s *server) waitRefreshes(ctx context.Context) {
-	s.mu.Lock()
-	ch := s.settled
-	s.mu.Unlock()
-	waitOn(ctx, ch)
-}
-
-// refresh re-reads the tool list and installs it.
-func (s *server) refresh(ctx context.Context) {
-	defer s.endRefresh()
-	s.refreshMu.Lock()
-	defer s.refreshMu.Unlock()
-	s.mu.Lock()
-	cs, gen := s.cs, s.gen
-	s.mu.Unlock()
-	if cs == nil {
+// kickRefresher starts the refresher unless it runs: it then takes the
+// new marks on its next round. (s.mu held)
+func (s *server) kickRefresher() {
+	if s.refresher || s.read >= s.marks {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.m.o.StartTimeout)
+	s.refresher = true
+	s.m.goBackground(s.refreshLoop)
+}
+
+// settleList waits, bounded by ctx, until a refresh that began after every
+// mark made so far has finished (one under way may do): the next model
+// call then offers the tools as the server has them.
+func (s *server) settleList(ctx context.Context) {
+	s.mu.Lock()
+	target := s.marks
+	s.kickRefresher()
+	for s.read < target {
+		ch := s.refreshed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+		s.mu.Lock()
+	}
+	s.mu.Unlock()
+}
+
+// refreshLoop is the refresher: while marks are unread it reads the list
+// once for all of them. A server that is starting is waited for (its start
+// lists the tools, but a mark made meanwhile may postdate that); one that
+// is down has nothing to read (its next start lists anew).
+func (s *server) refreshLoop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.read < s.marks && s.m.ctx.Err() == nil {
+		if ch := s.starting; ch != nil {
+			s.mu.Unlock()
+			waitOn(s.m.ctx, ch)
+			s.mu.Lock()
+			continue
+		}
+		begin, cs, gen := s.marks, s.cs, s.gen
+		if s.state == stateConnected && cs != nil {
+			s.mu.Unlock()
+			s.refresh(cs, gen)
+			s.mu.Lock()
+		}
+		s.read = max(s.read, begin)
+		close(s.refreshed)
+		s.refreshed = make(chan struct{})
+	}
+	s.refresher = false
+}
+
+// refresh re-reads the tool list of connection gen and installs it. A
+// failure installs nothing: the call that fails next reports the state.
+func (s *server) refresh(cs *mcp.ClientSession, gen int) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.o.StartTimeout)
 	defer cancel()
 	tools, err := s.listTools(ctx, cs)
 	if err != nil {
-		return // the call that fails next reports the server's state
+		return
 	}
 	s.mu.Lock()
 	current := s.gen == gen && s.state == stateConnected
@@ -485,14 +547,45 @@ func closeSession(cs *mcp.ClientSession, proc *exec.Cmd) {
 // sanitize keeps the characters tool names may have everywhere.
 var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
-// toolName is the name the model sees: mcp__<server>__<tool>, at most 64
-// characters (the providers' limit).
+// maxToolName is the longest tool name the providers take.
+const maxToolName = 64
+
+// toolName is the name the model sees: mcp__<server>__<tool>, with the
+// characters tool names may have everywhere. A longer one than
+// maxToolName is cut and ends with a hash of the server's and the tool's
+// names: two long names that share their beginning stay two tools, under
+// the same names whatever the order their servers connect or list them in.
 func toolName(server, tool string) string {
 	n := "mcp__" + unsafeName().ReplaceAllString(server, "_") + "__" + unsafeName().ReplaceAllString(tool, "_")
-	if len(n) > 64 {
-		n = n[:64]
+	if len(n) <= maxToolName {
+		return n
 	}
-	return n
+	return hashedName(n, server, tool)
+}
+
+// hashedName is n, cut to leave room, with "_" and 8 hex digits of a hash
+// of server and tool at its end.
+func hashedName(n, server, tool string) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	suffix := "_" + hex.EncodeToString(sum[:4])
+	return n[:min(len(n), maxToolName-len(suffix))] + suffix
+}
+
+// toolNames names a server's tools (in its list's order): toolName, and
+// for a tool whose name an earlier one of the list already has (after
+// sanitizing: "a.b" and "a_b"), the hashed form.
+func toolNames(server string, tools []string) []string {
+	out := make([]string, len(tools))
+	taken := make(map[string]bool, len(tools))
+	for i, t := range tools {
+		n := toolName(server, t)
+		if taken[n] {
+			n = hashedName(n, server, t)
+		}
+		taken[n] = true
+		out[i] = n
+	}
+	return out
 }
 
 func errResult(format string, args ...any) *engine.ToolResult {

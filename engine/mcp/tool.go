@@ -23,7 +23,8 @@ type tool struct {
 	schema      []byte
 }
 
-func (s *server) newTool(t *mcp.Tool) *tool {
+// newTool is t as the engine offers it, under the name full (toolNames).
+func (s *server) newTool(t *mcp.Tool, full string) *tool {
 	desc := strings.TrimSpace(t.Description)
 	if desc == "" {
 		desc = strings.TrimSpace(t.Title)
@@ -37,7 +38,7 @@ func (s *server) newTool(t *mcp.Tool) *tool {
 			schema = b
 		}
 	}
-	return &tool{s: s, name: t.Name, full: toolName(s.cfg.Name, t.Name), description: s.red.text(desc), schema: schema}
+	return &tool{s: s, name: t.Name, full: full, description: s.red.text(desc), schema: schema}
 }
 
 func (t *tool) Name() string                    { return t.full }
@@ -49,8 +50,9 @@ func (t *tool) Concurrency() engine.Concurrency { return engine.Shared }
 var errCallTimeout = errors.New("MCP call timed out")
 
 // Run implements engine.Tool: one tools/call under ctx (an abort cancels
-// it, and the SDK tells the server) and the per-call timeout.
-func (t *tool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.ToolResult)) (engine.ToolResult, error) {
+// it, and the SDK tells the server) and the per-call timeout; the
+// server's progress notifications for it are its updates (progress.go).
+func (t *tool) Run(ctx context.Context, call engine.ToolCall, update func(engine.ToolResult)) (engine.ToolResult, error) {
 	s := t.s
 	cs, gen, res := s.session(ctx)
 	if res != nil {
@@ -78,7 +80,13 @@ func (t *tool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.Tool
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	out, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.name, Arguments: args})
+	params := &mcp.CallToolParams{Name: t.name, Arguments: args}
+	if update != nil {
+		token, forget := s.progress.track(update)
+		defer forget() // before Run returns: no update follows the call's end
+		params.SetProgressToken(token)
+	}
+	out, err := cs.CallTool(cctx, params)
 	stopTimer()
 	timedOut := errors.Is(context.Cause(cctx), errCallTimeout)
 	cancel(nil)
@@ -102,7 +110,7 @@ func (t *tool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.Tool
 		// The server may have changed its list while handling the call;
 		// its notification can still be queued: re-read before the next
 		// model call (Settle).
-		s.dirty = true
+		s.marks++
 	}
 	s.mu.Unlock()
 	return s.result(out), nil

@@ -108,6 +108,8 @@ var envKeys = map[string][]string{
 	"vllm":           {"VLLM_API_KEY"},
 	"litellm":        {"LITELLM_API_KEY"},
 	"github-copilot": {"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"},
+	// pi's name for an Azure OpenAI provider (its API's name too).
+	"azure-openai-responses": {"AZURE_OPENAI_API_KEY"},
 }
 
 // Discovery names a provider whose models are listed at run time by asking

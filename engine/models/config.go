@@ -51,7 +51,10 @@ type modelPatch struct {
 // configParser turns the nodes of one file into provider configurations,
 // failing at the first problem with a *ConfigError naming file, line and
 // field. Messages never quote a value the user wrote.
-type configParser struct{ file string }
+type configParser struct {
+	file string
+	apis []string // the APIs with an adapter (WithAPIs); nil: every known one
+}
 
 func (p *configParser) fail(n *node, field, format string, args ...any) error {
 	return &ConfigError{File: p.file, Line: n.line, Field: field, Msg: fmt.Sprintf(format, args...)}
@@ -136,6 +139,9 @@ func (p *configParser) parseConfig(root *node) ([]*providerConfig, error) {
 func (p *configParser) parseProvider(name string, line int, n *node) (*providerConfig, error) {
 	at := "providers." + name
 	if err := p.want(n, at, kindMap); err != nil {
+		return nil, err
+	}
+	if err := p.checkKeys(n, at, providerKeys); err != nil {
 		return nil, err
 	}
 	pc := &providerConfig{name: name}
@@ -226,10 +232,10 @@ func (p *configParser) parseProvider(name string, line int, n *node) (*providerC
 }
 
 // knownAPIs are the values api may take: the original's (agent-core
-// §10.1; those without an adapter in this build load, and a call to such a
-// model fails with "no adapter"), Ollama's native API, and the fake
-// provider's. Anything else is a typo that would only surface at the first
-// prompt, so it is a load error.
+// §10.1), Ollama's native API, and the fake provider's. Anything else is a
+// typo that would only surface at the first prompt, so it is a load error.
+// Given WithAPIs, only the APIs with an adapter may be named: a known one
+// without an adapter fails the load too, saying so.
 var knownAPIs = []string{
 	"openai-completions", "openai-responses", "openai-codex-responses", "azure-openai-responses",
 	"anthropic-messages", "bedrock-converse-stream", "google-generative-ai", "google-gemini-cli",
@@ -237,10 +243,20 @@ var knownAPIs = []string{
 }
 
 func (p *configParser) checkAPI(n *node, field, api string) error {
-	if !slices.Contains(knownAPIs, api) {
-		return p.fail(n, field, "must be one of %s", strings.Join(knownAPIs, ", "))
+	if p.apis == nil {
+		if !slices.Contains(knownAPIs, api) {
+			return p.fail(n, field, "must be one of %s", strings.Join(knownAPIs, ", "))
+		}
+		return nil
 	}
-	return nil
+	if slices.Contains(p.apis, api) {
+		return nil
+	}
+	if slices.Contains(knownAPIs, api) {
+		// A constant of ours, not the user's text: safe to quote.
+		return p.fail(n, field, "%s has no adapter in this build; the APIs that work: %s", api, strings.Join(p.apis, ", "))
+	}
+	return p.fail(n, field, "must be one of %s", strings.Join(p.apis, ", "))
 }
 
 // checkBaseURL refuses a baseUrl that is not an absolute http or https
@@ -297,6 +313,9 @@ func (p *configParser) headers(n *node, field string) ([]header, error) {
 func (p *configParser) parseModel(n *node, at string, full bool) (modelPatch, error) {
 	m := modelPatch{line: n.line}
 	if err := p.want(n, at, kindMap); err != nil {
+		return m, err
+	}
+	if err := p.checkKeys(n, at, modelKeys); err != nil {
 		return m, err
 	}
 	for i, key := range n.keys {

@@ -49,15 +49,19 @@
 // auth is none; a provider without models must set something; contextWindow
 // and maxTokens must be positive integers; discovery needs a provider-level
 // api. Beyond the original, api must be one the family knows (a typo
-// would only fail at the first prompt) and baseUrl an http:// or https://
-// URL, and the aliases of a models.yml may add at most 100,000 nodes (a
-// 1 KB alias bomb expands to 9^9). Types are checked too. An invalid file
-// fails Load with a
+// would only fail at the first prompt), and one this build has an
+// adapter for when Load is given WithAPIs (cmd gives its adapters' list);
+// baseUrl must be an http:// or https:// URL, and the aliases of a
+// models.yml may add at most 100,000 nodes (a 1 KB alias bomb expands to
+// 9^9). Types are checked too. An invalid file fails Load with a
 // *ConfigError such as
 //
 //	/home/u/.xcsh/agent/models.yml:12: providers.my-vllm.models[0].contextWindow: must be positive
 //
-// Unknown keys are ignored, so files written for newer versions load. The
+// Unknown keys are ignored, so files written for newer versions load,
+// except a near miss of a provider's or a model's key (baseURL for
+// baseUrl, maxToken), which is a typo whose value would be lost: "unknown
+// key, did you mean baseUrl?" (keytypo.go). The
 // original's "equivalence" table is accepted and ignored. An apiKey or
 // header value of the form "!command" (run a shell command) is not
 // supported: it resolves to nothing and is never sent as is.

@@ -24,7 +24,7 @@ func TestKeyEnvNames(t *testing.T) {
 `
 	r := load(t, envOf(), map[string]string{"models.yml": yml})
 	got := r.KeyEnvNames()
-	for _, want := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY", "GH_TOKEN", "CORP_KEY", "CORP_TOKEN", "MODEL_KEY_VAR"} {
+	for _, want := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "GH_TOKEN", "CORP_KEY", "CORP_TOKEN", "MODEL_KEY_VAR"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("missing %s in %q", want, got)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // retryablePattern is the transport pattern of agent-core.md §7.1. The
@@ -38,7 +39,7 @@ const maxBodyInMessage = 500
 // provided: sk-...").
 type redactor []string
 
-func (r redactor) clean(s string) string { return engine.Redact(s, r) }
+func (r redactor) clean(s string) string { return provider.Redact(s, r) }
 
 // statusError converts a failed HTTP exchange. apiErr is nil when the SDK
 // could not parse the body as an API error (a proxy's HTML page, an empty
@@ -101,19 +102,26 @@ func streamError(ev ssestream.Event, red redactor) *engine.ProviderError {
 	if msg == "" {
 		msg = "error event: " + strings.TrimSpace(string(ev.Data))
 	}
-	kind := engine.ErrorOther
-	switch {
-	case code == "context_length_exceeded" || overflowPattern().MatchString(msg):
-		kind = engine.ErrorContextOverflow
-	case strings.Contains(code, "rate_limit") || strings.Contains(typ, "rate_limit") || code == "insufficient_quota":
-		kind = engine.ErrorRateLimit
-	case typ == "server_error" || code == "server_error" || strings.Contains(strings.ToLower(msg), "overloaded"):
-		kind = engine.ErrorOverloaded
-	}
+	kind := eventKind(code, typ, msg)
 	msg = matchRetryable(kind, red.clean(msg))
 	// Err is the SDK's type for an error event, as its own stream reports
 	// it, with the cleaned text (Event keeps the raw data).
 	return &engine.ProviderError{Kind: kind, Message: msg, Err: &ssestream.StreamError{Message: msg, Event: ev}}
+}
+
+// eventKind classifies an error that came without a status (an error
+// event inside a 200 stream, a failed response) by its code, type and
+// wording.
+func eventKind(code, typ, msg string) engine.ErrorKind {
+	switch {
+	case code == "context_length_exceeded" || overflowPattern().MatchString(msg):
+		return engine.ErrorContextOverflow
+	case strings.Contains(code, "rate_limit") || strings.Contains(typ, "rate_limit") || code == "insufficient_quota":
+		return engine.ErrorRateLimit
+	case typ == "server_error" || code == "server_error" || strings.Contains(strings.ToLower(msg), "overloaded"):
+		return engine.ErrorOverloaded
+	}
+	return engine.ErrorOther
 }
 
 // errorObject returns the raw "error" member of an error event, or nil.
@@ -159,14 +167,14 @@ func matchRetryable(kind engine.ErrorKind, msg string) string {
 	return msg + " (network error)"
 }
 
-// retryAfter reads the wait a server asks for: engine.ParseRetryAfter's
+// retryAfter reads the wait a server asks for: provider.ParseRetryAfter's
 // (retry-after-ms, OpenAI's precise one, else retry-after in seconds or as
 // an HTTP date), else, for a rate limit, the later of OpenAI's
 // x-ratelimit-reset-requests and -tokens (Go-style durations such as
 // "6m0s"): which limit was hit is not said, and waiting too little only
 // earns another 429.
 func retryAfter(h http.Header, rateLimited bool) (time.Duration, time.Time) {
-	if d, at := engine.ParseRetryAfter(h); d > 0 || !at.IsZero() || !rateLimited {
+	if d, at := provider.ParseRetryAfter(h); d > 0 || !at.IsZero() || !rateLimited {
 		return d, at
 	}
 	var d time.Duration
@@ -210,4 +218,47 @@ func bodyMessage(body string) string {
 		return d
 	}
 	return ""
+}
+
+// responseEventError converts a Responses "error" event
+// ({"type":"error","code":...,"message":...}), or one that nests its error
+// object as chat completions does.
+func responseEventError(ev *respEvent, data []byte, red redactor) *engine.ProviderError {
+	msg, code, typ := ev.Message, string(ev.Code), ""
+	if msg == "" {
+		var e sdk.Error
+		if inner := errorObject(data); inner != nil && e.UnmarshalJSON(inner) == nil {
+			msg, code, typ = e.Message, e.Code, e.Type
+		}
+	}
+	if msg == "" {
+		msg = "error event: " + strings.TrimSpace(string(data))
+	}
+	kind := eventKind(code, typ, msg)
+	msg = matchRetryable(kind, red.clean(msg))
+	return &engine.ProviderError{Kind: kind, Message: msg, Err: &ssestream.StreamError{Message: msg, Event: ssestream.Event{Type: "error", Data: data}}}
+}
+
+// responseFailed converts a response that ended failed or cancelled, in
+// the original's words: "<code>: <message>".
+func responseFailed(r *respResponse, red redactor) *engine.ProviderError {
+	var msg, code string
+	switch {
+	case r.Error != nil:
+		code = string(r.Error.Code)
+		c, m := code, r.Error.Message
+		if c == "" {
+			c = "unknown"
+		}
+		if m == "" {
+			m = "no message"
+		}
+		msg = c + ": " + m
+	case r.IncompleteDetails != nil && r.IncompleteDetails.Reason != "":
+		msg = "incomplete: " + r.IncompleteDetails.Reason
+	default:
+		msg = "Unknown error (no error details in response; status " + strconv.Quote(r.Status) + ")"
+	}
+	kind := eventKind(code, "", msg)
+	return &engine.ProviderError{Kind: kind, Message: matchRetryable(kind, red.clean(msg))}
 }

@@ -1,11 +1,16 @@
-// Package openai is the adapter of the "openai-completions" API: OpenAI's
-// chat completions and the many servers that speak it (OpenRouter, vLLM,
-// llama.cpp, LM Studio, z.ai, Qwen, ...), through the official Go SDK.
+// Package openai holds the adapters of OpenAI's two APIs, through the
+// official Go SDK: Provider speaks "openai-completions", OpenAI's chat
+// completions and the many servers that speak it (OpenRouter, vLLM,
+// llama.cpp, LM Studio, z.ai, Qwen, ...); Responses speaks the Responses
+// API ("openai-responses", "azure-openai-responses" and
+// "openai-codex-responses", responses.go). They share the SDK set-up, the
+// SSE framing and the mapping of failures (errors.go). What follows
+// describes the chat adapter; responses.go describes the other.
 //
 // It keeps the adapter contract of docs/providers.md: no retries of its own
 // (the SDK's are off; the engine retries), failures as *engine.ProviderError
 // with a kind read from the status and the provider's error, and blocks that
-// never interleave (an engine.StreamWriter emits the events): chat
+// never interleave (an provider.StreamWriter emits the events): chat
 // completions streams tool-call arguments by index, possibly interleaved,
 // so every call but the first one streamed is buffered and emitted whole,
 // in index order, once the choice finishes.
@@ -44,6 +49,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // DefaultBaseURL is used when a model has no BaseURL.
@@ -79,7 +85,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if p.opts.APIKey != nil {
 		key = p.opts.APIKey(req.Model)
 	}
-	red := redactor(engine.Secrets(req.Model, key))
+	red := redactor(provider.Secrets(req.Model, key))
 
 	baseURL := req.Model.BaseURL
 	if baseURL == "" {
@@ -103,59 +109,87 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	for k, v := range req.Model.Headers {
 		opts = append(opts, option.WithHeader(k, v))
 	}
-	// The raw response lets a failure whose body is not an API error (a
-	// proxy's page, an empty 429) still report its status and headers.
-	var res *http.Response
-	opts = append(opts, option.WithResponseInto(&res))
-
-	// The SDK sends the request and, on success, hands over the response
-	// body (WithResponseBodyInto replaces its decoding target); its SSE
+	// The SDK sends the request and hands over the response body; its SSE
 	// decoder frames the events, which decode into wireChunk (see wire.go
 	// for why not the SDK's chunk type).
-	var body *http.Response
 	svc := sdk.NewChatCompletionService(opts...)
-	if err := svc.NewStreaming(ctx, buildParams(req, &c), option.WithResponseBodyInto(&body)).Err(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return failure(err, res, red)
-	}
-	if body == nil || body.Body == nil {
-		return transportError(errNoResponse, red)
-	}
-	// A proxy's page with status 200 is not a stream: say so rather than
-	// report a stream that ended early (and retry it).
-	if err := engine.NotAStream(body, "an event stream", red); err != nil {
-		body.Body.Close()
+	params := buildParams(req, &c)
+	body, err := send(ctx, red, func(into ...option.RequestOption) error {
+		return svc.NewStreaming(ctx, params, into...).Err()
+	})
+	if err != nil {
 		return err
 	}
-	watch := engine.WatchLines(body)
-	dec := ssestream.NewDecoder(body)
-	defer dec.Close()
-
-	s := streamState{w: engine.NewStreamWriter(fn), c: &c, active: -1}
+	s := streamState{w: provider.NewStreamWriter(fn), c: &c, active: -1}
 	var ch wireChunk // one value for all events: it escapes to the heap
-	events := 0
-	for dec.Next() {
-		events++
-		ev := dec.Event()
+	err = readEvents(ctx, body, red, func(ev ssestream.Event) (bool, error) {
 		if bytes.HasPrefix(ev.Data, done) {
-			break
+			return true, nil
 		}
 		// Zeroed per event: decoding into a used value would keep fields
 		// the new chunk omits.
 		ch = wireChunk{}
 		if err := json.Unmarshal(ev.Data, &ch); err != nil {
-			return malformed(err, red)
+			return true, malformed(err, red)
 		}
 		if ch.Error != nil {
-			return streamError(ev, red)
+			return true, streamError(ev, red)
 		}
-		if err := s.chunk(&ch, ev.Data); err != nil {
+		return false, s.chunk(&ch, ev.Data)
+	})
+	if err != nil {
+		return err
+	}
+	return s.end(red)
+}
+
+// send makes a streaming request through do (an SDK streaming call given
+// the options that hand over the raw response) and returns the successful
+// response, checked to be a stream. The raw response lets a failure whose
+// body is not an API error (a proxy's page, an empty 429) still report its
+// status and headers.
+func send(ctx context.Context, red redactor, do func(into ...option.RequestOption) error) (*http.Response, error) {
+	var res, body *http.Response
+	// WithResponseBodyInto replaces the SDK's decoding target: on success
+	// the body is handed over undecoded.
+	if err := do(option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, failure(err, res, red)
+	}
+	if body == nil || body.Body == nil {
+		return nil, transportError(errNoResponse, red)
+	}
+	// A proxy's page with status 200 is not a stream: say so rather than
+	// report a stream that ended early (and retry it).
+	if err := provider.NotAStream(body, "an event stream", red); err != nil {
+		body.Body.Close()
+		return nil, err
+	}
+	return body, nil
+}
+
+// readEvents frames body's server-sent events and calls each with every
+// one, until each reports the end or fails, or the body ends. It returns
+// nil when the stream ended (the caller tells whether it ended complete),
+// ctx's error when ctx was cancelled, else what went wrong.
+func readEvents(ctx context.Context, body *http.Response, red redactor, each func(ssestream.Event) (bool, error)) error {
+	watch := provider.WatchLines(body)
+	dec := ssestream.NewDecoder(body)
+	defer dec.Close()
+	events := 0
+	for dec.Next() {
+		events++
+		end, err := each(dec.Event())
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return err
+		}
+		if end {
+			break
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -170,9 +204,9 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if events == 0 && !isEventStream(body.Header) && !watch.Empty() {
 		// A body without a single event that is not an event stream (a
 		// server that ignored "stream": true): it will not change.
-		return engine.NotAStreamBody(body.StatusCode, body.Header.Get("Content-Type"), watch.Head(), "an event stream", red)
+		return provider.NotAStreamBody(body.StatusCode, body.Header.Get("Content-Type"), watch.Head(), "an event stream", red)
 	}
-	return s.end(red)
+	return nil
 }
 
 // done is the data of the stream's last event.

@@ -39,6 +39,9 @@ func render(ev engine.StreamEvent) string {
 	case engine.StreamTextDelta:
 		return "text_delta " + ev.Delta
 	case engine.StreamTextEnd:
+		if ev.Signature != "" {
+			return "text_end " + ev.Signature
+		}
 		return "text_end"
 	case engine.StreamThinkingStart:
 		return "thinking_start"
@@ -51,6 +54,9 @@ func render(ev engine.StreamEvent) string {
 	case engine.StreamToolCallDelta:
 		return "tool_delta " + ev.ToolCallID + " " + ev.Delta
 	case engine.StreamToolCallEnd:
+		if ev.Arguments != nil {
+			return "tool_end " + ev.ToolCallID + " " + string(ev.Arguments)
+		}
 		return "tool_end " + ev.ToolCallID
 	case engine.StreamUsage:
 		u := ev.Usage

@@ -1,12 +1,14 @@
-// Package openaitest serves scripted OpenAI chat-completions responses on
-// 127.0.0.1 so that adapters and end-to-end tests run without a network or a
-// key. The server replays, one per request, the responses of a Script,
-// byte-accurate to the real API's wire format: a stream is "text/event-stream"
-// with one "data: <chunk JSON>\n\n" event per chunk and a closing
-// "data: [DONE]\n\n"; an error is the API's own body
-// {"error":{"message":...,"type":...,"param":...,"code":...}} with its status
-// and headers. It records every request it receives, so a test can assert the
-// body the adapter sent.
+// Package openaitest serves scripted OpenAI responses on 127.0.0.1 so that
+// adapters and end-to-end tests run without a network or a key: chat
+// completions (the default), or the Responses API for a script in the
+// Responses format. The server replays, one per request, the responses of
+// a Script, byte-accurate to the real API's wire format: a chat stream is
+// "text/event-stream" with one "data: <chunk JSON>\n\n" event per chunk and
+// a closing "data: [DONE]\n\n"; a Responses stream sends "event: <type>"
+// and "data: <event JSON>" per event and no [DONE]; an error is the API's
+// own body {"error":{"message":...,"type":...,"param":...,"code":...}} with
+// its status and headers. It records every request it receives, so a test
+// can assert the body the adapter sent.
 //
 // # Script format
 //
@@ -43,12 +45,20 @@
 //     body; "stall" sends nothing more until the client goes away (or the
 //     server closes).
 //
+// With "format": "responses" the script speaks OpenAI's Responses API
+// instead (POST <URL>/responses): each chunk is a Responses stream event,
+// an object whose "type" names it, sent as "event: <type>\ndata: <event
+// JSON>\n\n" as the API sends it, and a stream ends cleanly without
+// "[DONE]" (its last event, response.completed, is the end); "end": "done"
+// still adds one. NewEvents builds such events.
+//
 // With "repeat": true the responses are replayed in a cycle forever (for
 // benchmarks); otherwise a request past the end gets a 500 error naming the
 // exhausted script, which fails the test that made it.
 //
 // The helpers RoleChunk, ContentChunk, ReasoningChunk, ToolCallChunk,
-// FinishChunk and UsageChunk build chunks shaped like the real API's.
+// FinishChunk and UsageChunk build chunks shaped like the real API's, and
+// NewEvents the events of a Responses stream.
 package openaitest
 
 import (
@@ -59,6 +69,9 @@ import (
 
 // Script is the ordered list of responses a Server replays.
 type Script struct {
+	// Format is the wire the chunks are sent in: FormatChat (the default)
+	// or FormatResponses.
+	Format    Format     `json:"format,omitempty"`
 	Responses []Response `json:"responses"`
 	// Repeat replays Responses in a cycle instead of failing once they are used up.
 	Repeat bool `json:"repeat,omitempty"`
@@ -85,13 +98,22 @@ type APIError struct {
 	Code    string `json:"code,omitempty"`
 }
 
+// Format is an OpenAI streaming wire format.
+type Format string
+
+// The formats a server speaks.
+const (
+	FormatChat      Format = "chat"      // chat completions: "data: <chunk>" events, then "data: [DONE]"
+	FormatResponses Format = "responses" // Responses: "event: <type>" and "data: <event>", no [DONE]
+)
+
 // End says how a stream ends after its chunks.
 type End string
 
 // The ways a stream can end.
 const (
-	EndDone  End = "done"  // "data: [DONE]" then a clean end of body
-	EndEOF   End = "eof"   // a clean end of body without [DONE]
+	EndDone  End = "done"  // "data: [DONE]" then a clean end of body (the chat default)
+	EndEOF   End = "eof"   // a clean end of body without [DONE] (the Responses default)
 	EndCut   End = "cut"   // the connection is dropped mid-body
 	EndStall End = "stall" // nothing more is sent until the client goes away
 )
@@ -102,7 +124,19 @@ func ParseScript(data []byte) (*Script, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("openaitest: script: %w", err)
 	}
+	switch s.Format {
+	case "", FormatChat, FormatResponses:
+	default:
+		return nil, fmt.Errorf("openaitest: script: unknown format %q", s.Format)
+	}
 	for i, r := range s.Responses {
+		if s.Format == FormatResponses {
+			for j, c := range r.Chunks {
+				if eventType(c) == "" {
+					return nil, fmt.Errorf("openaitest: script: response %d: event %d has no \"type\"", i, j)
+				}
+			}
+		}
 		switch r.End {
 		case "", EndDone, EndEOF, EndCut, EndStall:
 		default:
@@ -125,4 +159,13 @@ func LoadScript(path string) (*Script, error) {
 		return nil, fmt.Errorf("openaitest: %w", err)
 	}
 	return ParseScript(data)
+}
+
+// eventType is a Responses event's "type", or "" when it has none.
+func eventType(ev json.RawMessage) string {
+	var t struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(ev, &t)
+	return t.Type
 }

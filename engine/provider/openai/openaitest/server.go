@@ -13,6 +13,7 @@ import (
 type Request struct {
 	Method string
 	Path   string
+	Query  string // the raw query, without '?'
 	Header http.Header
 	Body   []byte
 }
@@ -21,13 +22,18 @@ type Request struct {
 func (r Request) JSON(v any) error { return json.Unmarshal(r.Body, v) }
 
 // Server is a running scripted server. Its handler serves POST
-// <URL>/chat/completions (any path, in fact: the path is recorded).
+// <URL>/chat/completions, or <URL>/responses for a script in the Responses
+// format (any path, in fact: the path is recorded).
 type Server struct {
 	// URL is the base URL to give an adapter, e.g. "http://127.0.0.1:1234/v1".
 	URL string
 
 	srv    *httptest.Server
 	script Script
+	// framed holds, per response of a Responses script, each event's
+	// "event: <type>\ndata: " prefix (computed once: benchmarks replay
+	// thousands of events a request).
+	framed [][]string
 	quit   chan struct{} // closed by Close, releases stalled handlers
 
 	mu       sync.Mutex // guards next and requests
@@ -38,6 +44,14 @@ type Server struct {
 // NewServer starts a server on 127.0.0.1 replaying script.
 func NewServer(script *Script) *Server {
 	s := &Server{script: *script, quit: make(chan struct{})}
+	if script.Format == FormatResponses {
+		s.framed = make([][]string, len(script.Responses))
+		for i, r := range script.Responses {
+			for _, c := range r.Chunks {
+				s.framed[i] = append(s.framed[i], "event: "+eventType(c)+"\ndata: ")
+			}
+		}
+	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL + "/v1"
 	return s
@@ -58,8 +72,9 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-// take records r and returns the response to replay (nil when exhausted).
-func (s *Server) take(r Request) *Response {
+// take records r and returns the response to replay (nil when exhausted)
+// and its index in the script.
+func (s *Server) take(r Request) (*Response, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, r)
@@ -69,14 +84,14 @@ func (s *Server) take(r Request) *Response {
 	if s.script.Repeat {
 		i %= n
 	} else if i >= n {
-		return nil
+		return nil, 0
 	}
-	return &s.script.Responses[i]
+	return &s.script.Responses[i], i
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	resp := s.take(Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	resp, at := s.take(Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 	if resp == nil {
 		writeError(w, http.StatusInternalServerError, nil, &APIError{Message: "openaitest: script exhausted", Type: "server_error"})
 		return
@@ -112,8 +127,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	flush()
 	// One buffer for all events: the benchmark streams thousands of them.
 	var buf []byte
-	for _, c := range resp.Chunks {
-		buf = append(append(append(buf[:0], "data: "...), c...), "\n\n"...)
+	for i, c := range resp.Chunks {
+		if s.framed != nil {
+			buf = append(buf[:0], s.framed[at][i]...)
+		} else {
+			buf = append(buf[:0], "data: "...)
+		}
+		buf = append(append(buf, c...), "\n\n"...)
 		if _, err := w.Write(buf); err != nil {
 			return
 		}
@@ -121,7 +141,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if resp.Malformed != "" {
 		io.WriteString(w, "data: "+resp.Malformed+"\n\n")
 	}
-	switch resp.End {
+	end := resp.End
+	if end == "" && s.script.Format == FormatResponses {
+		end = EndEOF
+	}
+	switch end {
 	case EndEOF:
 	case EndCut:
 		flush()

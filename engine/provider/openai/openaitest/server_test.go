@@ -187,6 +187,8 @@ func TestScript(t *testing.T) {
 		`{"responses":[{"error":{"message":"x"},"body":"y"}]}`,
 		`{"repeat":true}`,
 		`{"responses":`,
+		`{"format":"grpc","responses":[]}`,
+		`{"format":"responses","responses":[{"chunks":[{"delta":"no type"}]}]}`,
 	} {
 		if _, err := ParseScript([]byte(bad)); err == nil {
 			t.Errorf("ParseScript(%s) accepted", bad)
@@ -194,5 +196,52 @@ func TestScript(t *testing.T) {
 	}
 	if _, err := LoadScript(filepath.Join(t.TempDir(), "missing.json")); err == nil {
 		t.Error("LoadScript of a missing file succeeded")
+	}
+}
+
+// TestResponsesWireFormat: a script in the Responses format sends each
+// event under its type's name and ends without [DONE]; the builders give
+// valid events with increasing sequence numbers.
+func TestResponsesWireFormat(t *testing.T) {
+	t.Parallel()
+	evs := NewEvents("resp_1").Reasoning("rs_1", "enc", "a", "b").Message("msg_1", "x", "y").
+		Call("fc_1", "call_1", "ls", `{}`).Completed(ResponseUsage{Input: 3, Cached: 1, Output: 2, Reasoning: 1})
+	for i, e := range evs {
+		var ev struct {
+			Type string `json:"type"`
+			Seq  int    `json:"sequence_number"`
+		}
+		if err := json.Unmarshal(e, &ev); err != nil || ev.Type == "" || ev.Seq != i {
+			t.Errorf("event %d: %s (%v)", i, e, err)
+		}
+	}
+	last := string(evs[len(evs)-1])
+	for _, want := range []string{`"status":"completed"`, `"output":[{"id":"rs_1","type":"reasoning","encrypted_content":"enc","summary":[{"type":"summary_text","text":"a"},{"type":"summary_text","text":"b"}]},`,
+		`"usage":{"input_tokens":3,"input_tokens_details":{"cached_tokens":1},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":1},"total_tokens":5}`} {
+		if !strings.Contains(last, want) {
+			t.Errorf("response.completed lacks %s:\n%s", want, last)
+		}
+	}
+
+	srv := NewServer(&Script{Format: FormatResponses, Responses: []Response{{Chunks: evs[:2]}, {Chunks: evs[:1], End: EndDone}}})
+	defer srv.Close()
+	res, err := post(t, context.Background(), srv.URL, `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	want := "event: response.created\ndata: " + string(evs[0]) + "\n\nevent: response.in_progress\ndata: " + string(evs[1]) + "\n\n"
+	if string(b) != want {
+		t.Errorf("body:\n%q\nwant:\n%q", b, want)
+	}
+	res, err = post(t, context.Background(), srv.URL, `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.HasSuffix(string(b), "\n\ndata: [DONE]\n\n") {
+		t.Errorf("explicit done: %q", b)
 	}
 }
