@@ -118,6 +118,11 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 		}
 		return err
 	}
+	// Said once the signals are handled: a client (or a test) that acts
+	// on this line finds the server ready, and a SIGTERM ends it cleanly.
+	for _, l := range listeners {
+		fmt.Fprintf(stderr, "xcsh: serving on %s\n", l.name)
+	}
 	for _, l := range listeners {
 		conn := srv.RPC(!l.http)
 		if l.acp {
@@ -154,6 +159,7 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 
 type serveListener struct {
 	ln   net.Listener
+	name string // as the user reads it
 	http bool // WebSocket; else a Unix socket
 	acp  bool // ACP clients; else RPC
 }
@@ -185,8 +191,7 @@ func serveListeners(so *serveOptions, stderr io.Writer) ([]serveListener, error)
 			if err != nil {
 				return fail(err)
 			}
-			l.ln = ln
-			fmt.Fprintf(stderr, "xcsh: serving on %s\n", a)
+			l.ln, l.name = ln, a
 		case strings.HasPrefix(addr, "ws://"):
 			if so.token == "" {
 				return fail(fmt.Errorf("%s: a TCP address needs a token (--token or XCSH_SERVE_TOKEN)", a))
@@ -208,7 +213,7 @@ func serveListeners(so *serveOptions, stderr io.Writer) ([]serveListener, error)
 			if l.acp {
 				scheme = "acp+ws://"
 			}
-			fmt.Fprintf(stderr, "xcsh: serving on %s%s\n", scheme, ln.Addr())
+			l.name = scheme + ln.Addr().String()
 		default:
 			return fail(fmt.Errorf("%q: expected unix:PATH or ws://HOST:PORT (acp+ before either serves ACP clients)", a))
 		}

@@ -169,6 +169,9 @@ type frame struct {
 	Data      json.RawMessage `json:"data"`
 	SessionID string          `json:"sessionId"`
 	Seq       uint64          `json:"seq"`
+	// Reason is session_closed's: "shutdown" when the server is stopping
+	// (the session goes on after its restart), "closed" otherwise.
+	Reason string `json:"reason"`
 }
 
 // New returns a Client speaking the protocol over existing streams: r is

@@ -310,6 +310,16 @@ func (s *Session) route(l *link, f *frame, line []byte) {
 		c.mu.Unlock()
 		c.poke()
 		return
+	case f.Type == "session_closed" && f.Reason == "shutdown":
+		// The server is stopping, not the session: the connection ends
+		// next, and the session is attached again from its cursor once a
+		// server answers.
+		if s.on == l {
+			s.on = nil
+			c.broadcastLocked()
+		}
+		c.mu.Unlock()
+		return
 	case f.Type == "session_closed":
 		s.pushLocked(ev)
 		c.mu.Unlock()

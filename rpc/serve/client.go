@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 	"github.com/xcsh-go/xcsh/engine/sessions"
 	"github.com/xcsh-go/xcsh/rpc"
 )
@@ -110,9 +111,9 @@ func (c *client) writeLoop() {
 		}
 		c.mu.Unlock()
 		for _, sb := range subs {
-			var lagged bool
-			batch, lagged = sb.take(batch)
-			if lagged {
+			var gone bool
+			batch, gone = sb.take(batch)
+			if gone {
 				c.forget(sb.h)
 			}
 		}
@@ -191,18 +192,15 @@ func (c *client) shutdown() {
 // readLoop reads the client's lines until its input ends or it asks to
 // drain (then it reports true).
 func (c *client) readLoop(r io.Reader) (drain bool) {
-	lr := rpc.NewLineReader(r, c.srv.opts.MaxLineBytes)
+	lr := lineio.NewReader(r, c.srv.opts.MaxLineBytes)
+	lr.SkipBOM = true // as --mode rpc's stdin
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
 			return false
 		}
-		if err == rpc.ErrLineTooLong {
-			max := c.srv.opts.MaxLineBytes
-			if max <= 0 {
-				max = rpc.DefaultMaxLineBytes
-			}
-			c.answerBroken("line exceeds the " + strconv.Itoa(max) + "-byte limit")
+		if err == lineio.ErrLineTooLong {
+			c.answerBroken("line exceeds the " + strconv.Itoa(lr.Max()) + "-byte limit")
 			continue
 		}
 		if err != nil {

@@ -40,8 +40,8 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeC
 	}{"ready", s.opts.Version})
 	c.sendDirect(append(ready, '\n'))
 	go c.writeLoop()
-	stop := context.AfterFunc(ctx, c.disconnect)
-	defer stop()
+	// A cancelled ctx does not cut the client: Shutdown writes what it has
+	// left, then closes its connection (which ends the reader).
 	drain := c.readLoop(r) || o.DrainAtEOF
 	if drain && ctx.Err() == nil {
 		c.drain()

@@ -39,7 +39,11 @@ type hub struct {
 	// idleSince is when the last subscriber left (zero while one is
 	// attached): eviction's clock.
 	idleSince int64
-	closed    bool
+	// closed: the session has ended; each subscriber leaves once it has
+	// read the rest of the log, and drained is closed when the last has.
+	closed      bool
+	closeReason string
+	drained     chan struct{}
 }
 
 // entry is one frame of the log.
@@ -90,7 +94,7 @@ func (r role) String() string {
 }
 
 func newHub(srv *Server, seq uint64) *hub {
-	h := &hub{srv: srv, seq: seq, base: 1}
+	h := &hub{srv: srv, seq: seq, base: 1, drained: make(chan struct{})}
 	h.cond = sync.NewCond(&h.mu)
 	return h
 }
@@ -198,11 +202,12 @@ func (h *hub) Backlogged() bool {
 // maxBatch bounds the frames one take hands a writer.
 const maxBatch = 256
 
-// take returns the next frames for s, in order, decorated for it: its
-// preamble first, then the log from its cursor (the events, and the
-// answers to its own client). lagged is set when s fell out of the log:
-// it is detached, and the frames end with the lagged notice.
-func (s *sub) take(buf [][]byte) (frames [][]byte, lagged bool) {
+// take returns the next frames for s, in order, decorated for it: the log
+// from its cursor (the events, and the answers to its own client). gone is
+// set when s leaves: it fell out of the log (the frames end with the
+// lagged notice), or its session has closed and s has read all of it (then
+// with session_closed).
+func (s *sub) take(buf [][]byte) (frames [][]byte, gone bool) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -232,6 +237,13 @@ func (s *sub) take(buf [][]byte) (frames [][]byte, lagged bool) {
 	}
 	if s.blocking {
 		h.cond.Broadcast()
+	}
+	if h.closed && s.pos == next {
+		if !s.bare {
+			frames = append(frames, closedFrame(h.id, h.closeReason))
+		}
+		s.detachLocked()
+		return frames, true
 	}
 	return frames, false
 }
@@ -286,6 +298,9 @@ func (s *sub) detachLocked() {
 	}
 	if len(h.subs) == 0 {
 		h.idleSince = h.srv.now()
+		if h.closed {
+			close(h.drained)
+		}
 	}
 	h.cond.Broadcast()
 }
@@ -350,8 +365,13 @@ func (h *hub) clientsChangedLocked() []byte {
 	return append(b, '}', '\n')
 }
 
-func closedFrame(id string) []byte {
+// closedFrame tells a client its session has ended: reason is "closed"
+// (close_session) or "shutdown" (the server is stopping; the session goes
+// on from its file after a restart).
+func closedFrame(id, reason string) []byte {
 	b := append([]byte(`{"type":"session_closed","sessionId":`), engine.AppendJSONString(nil, id)...)
+	b = append(b, `,"reason":`...)
+	b = engine.AppendJSONString(b, reason)
 	return append(b, '}', '\n')
 }
 
@@ -398,7 +418,10 @@ func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) erro
 					break
 				}
 			}
-			stale := from.epoch != "" && from.epoch != h.srv.epoch
+			// A cursor past the last event is of another run of the server
+			// (a restart that kept the epoch's name, as the deterministic
+			// test mode does): too old, never "nothing missed".
+			stale := (from.epoch != "" && from.epoch != h.srv.epoch) || from.after > h.seq
 			switch {
 			case !stale && from.after >= h.seq:
 				// Nothing missed.

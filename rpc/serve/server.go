@@ -219,26 +219,50 @@ func (s *Server) close(h *hub, abort bool) {
 	}
 	delete(s.hubs, h.id)
 	s.mu.Unlock()
-	h.mu.Lock()
-	subs := append([]*sub(nil), h.subs...)
-	h.closed = true
-	h.mu.Unlock()
 	h.core.Stop()
-	h.live.Close(abort)
+	h.live.Close(abort) // its last events are in the log now
 	h.mu.Lock()
+	h.closed, h.closeReason = true, "closed"
+	if s.isClosing() {
+		h.closeReason = "shutdown"
+	}
 	seq := h.seq
-	for _, sb := range subs {
-		sb.detachLocked()
+	subs := append([]*sub(nil), h.subs...)
+	if len(subs) == 0 {
+		close(h.drained)
 	}
 	h.mu.Unlock()
 	s.mu.Lock()
 	s.lastSeq[h.id] = seq
 	s.mu.Unlock()
+	// Each subscriber gets the rest of the log, then session_closed, and
+	// leaves (take); a client that does not read in time is cut.
 	for _, sb := range subs {
-		sb.c.sendDirect(closedFrame(h.id))
+		sb.c.kick()
+	}
+	select {
+	case <-h.drained:
+	case <-time.After(closeFlush):
+		h.mu.Lock()
+		for _, sb := range h.subs {
+			sb.detachLocked()
+		}
+		h.mu.Unlock()
+	}
+	for _, sb := range subs {
 		sb.c.forget(h)
 	}
 }
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// closeFlush bounds how long a closing session waits for its clients to
+// read its last frames.
+const closeFlush = 2 * time.Second
 
 // Shutdown ends the server: no new client or session; every run is
 // aborted and every session saved and closed (within the grace); every

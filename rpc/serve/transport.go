@@ -124,14 +124,16 @@ func tokenOK(r *http.Request, token string) bool {
 }
 
 func serveWebSocket(ctx context.Context, ws *websocket.Conn, serve ConnFunc, log io.Writer) {
-	ctx, cancel := context.WithCancel(ctx)
+	// The connection's own context: the server's ending does not cut it
+	// (Shutdown writes what the client has left, then closes it).
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	pr, pw := io.Pipe()
 	go func() {
 		// Messages become lines: each ends with a newline.
 		bw := bufio.NewWriter(pw)
 		for {
-			_, data, err := ws.Read(ctx)
+			_, data, err := ws.Read(wctx)
 			if err != nil {
 				pw.CloseWithError(io.EOF)
 				return
@@ -145,7 +147,7 @@ func serveWebSocket(ctx context.Context, ws *websocket.Conn, serve ConnFunc, log
 			}
 		}
 	}()
-	out := wsWriter{ctx: ctx, ws: ws}
+	out := wsWriter{ctx: wctx, ws: ws}
 	closeConn := func() {
 		cancel()
 		ws.Close(websocket.StatusNormalClosure, "")
