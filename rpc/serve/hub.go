@@ -398,9 +398,12 @@ func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) erro
 					break
 				}
 			}
-			stale := from.epoch != "" && from.epoch != h.srv.epoch
+			// A cursor past the last event was numbered by another run of
+			// the server (one that had numbered further: a client that
+			// sends no epoch, or the fixed epoch of deterministic mode).
+			stale := from.epoch != "" && from.epoch != h.srv.epoch || from.after > h.seq
 			switch {
-			case !stale && from.after >= h.seq:
+			case !stale && from.after == h.seq:
 				// Nothing missed.
 			case !stale && first != 0 && from.after+1 >= first:
 				for p := h.base; p < next; p++ {
