@@ -61,6 +61,10 @@ type sub struct {
 	h   *hub
 	c   *client
 	pos uint64 // the next position to deliver (guarded by h.mu)
+	// live is the position of the first frame made after the attach: the
+	// answers before it were for an earlier attachment of the client (it
+	// had them, or they are lost with it); a replay is events only.
+	live uint64
 	// waiting: its answer is not written yet; nothing of the log goes
 	// before it (guarded by h.mu).
 	waiting bool
@@ -218,7 +222,7 @@ func (s *sub) take(buf [][]byte) (frames [][]byte, lagged bool) {
 	for n := 0; s.pos < next && n < maxBatch; s.pos++ {
 		e := h.log[s.pos-h.base]
 		switch {
-		case e.to != nil && e.to != s.c:
+		case e.to != nil && (e.to != s.c || s.pos < s.live):
 			continue
 		case s.bare:
 			if e.own {
@@ -389,7 +393,7 @@ func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) erro
 		sb.h = h
 		info := attachInfo{seq: h.seq}
 		next := h.nextLocked()
-		sb.pos = next
+		sb.pos, sb.live = next, next
 		if from != nil {
 			first := uint64(0)
 			for _, e := range h.log {
