@@ -20,6 +20,11 @@ type ConnOptions struct {
 	// WebSocket, whose close is final) the end of input is the client's
 	// departure; such a client sends {"type":"drain"} instead.
 	DrainAtEOF bool
+	// PeerGone, if set, tells at the end of the input whether the client
+	// closed the whole connection (it died) rather than only its input:
+	// it is then gone at once, as a WebSocket's close is, rather than
+	// listed as attached until the work it started is over.
+	PeerGone func() bool
 	// Lean: the client's own session sends message_update without its
 	// snapshots (--rpc-updates delta).
 	Lean bool
@@ -42,7 +47,10 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeC
 	go c.writeLoop()
 	stop := context.AfterFunc(ctx, c.disconnect)
 	defer stop()
-	drain := c.readLoop(r) || o.DrainAtEOF
+	drain := c.readLoop(r)
+	if !drain && o.DrainAtEOF {
+		drain = o.PeerGone == nil || !o.PeerGone()
+	}
 	if drain && ctx.Err() == nil {
 		c.drain()
 		c.shutdown()

@@ -61,7 +61,11 @@ type ConnFunc func(ctx context.Context, r io.Reader, w io.Writer, closeConn func
 // input is a half close (ConnOptions.DrainAtEOF).
 func (s *Server) RPC(drainAtEOF bool) ConnFunc {
 	return func(ctx context.Context, r io.Reader, w io.Writer, closeConn func()) error {
-		return s.ServeConn(ctx, r, w, closeConn, ConnOptions{DrainAtEOF: drainAtEOF})
+		o := ConnOptions{DrainAtEOF: drainAtEOF}
+		if uc, ok := r.(*net.UnixConn); ok {
+			o.PeerGone = func() bool { return peerClosed(uc) }
+		}
+		return s.ServeConn(ctx, r, w, closeConn, o)
 	}
 }
 
