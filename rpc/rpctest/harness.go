@@ -152,6 +152,8 @@ const rpcUsage = `usage:
 	rpc start   [--name N] [KEY=VALUE...] program [args...]
 	rpc send    [--name N] 'json line'
 	rpc sendraw [--name N] 'text with Go escapes (\n \r \xNN \uNNNN)'
+	rpc sendfile [--name N] file              (the file's bytes, as they are)
+	rpc dump    [--name N] file               (the stdout received so far)
 	rpc wait    [--name N] 'gjson query' [timeout]
 	rpc expect  [--name N] 'gjson query'
 	rpc signal  [--name N] INT|TERM|HUP|QUIT|KILL
@@ -173,7 +175,7 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("! rpc %s is not supported", sub)
 	}
 	switch sub {
-	case "start", "send", "sendraw", "wait", "expect", "signal", "close", "eof":
+	case "start", "send", "sendraw", "sendfile", "dump", "wait", "expect", "signal", "close", "eof":
 	default:
 		ts.Fatalf("rpc: unknown subcommand %q\n%s", sub, rpcUsage)
 	}
@@ -207,6 +209,26 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("rpc sendraw: %v", err)
 		}
 		p.write(ts, b)
+	case "sendfile":
+		// A line built by an earlier command (from a value only known
+		// then, such as a cursor in a frame received).
+		if len(args) != 1 {
+			ts.Fatalf("usage: rpc sendfile [--name N] file")
+		}
+		b, err := os.ReadFile(ts.MkAbs(args[0]))
+		if err != nil {
+			ts.Fatalf("rpc sendfile: %v", err)
+		}
+		p.write(ts, b)
+	case "dump":
+		// What has arrived so far, for a command to read while the
+		// process runs on.
+		if len(args) != 1 {
+			ts.Fatalf("usage: rpc dump [--name N] file")
+		}
+		if err := os.WriteFile(ts.MkAbs(args[0]), p.out.bytes(), 0o666); err != nil {
+			ts.Fatalf("rpc dump: %v", err)
+		}
 	case "wait":
 		timeout := h.waitTimeout
 		switch len(args) {
