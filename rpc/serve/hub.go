@@ -77,6 +77,12 @@ type sub struct {
 	// (stdio's own session: --mode rpc's backpressure).
 	blocking bool
 	gone     bool // detached (guarded by h.mu)
+	// sent is the number of the last event delivered to it: its cursor
+	// (guarded by h.mu).
+	sent uint64
+	// lagged: it fell out of the log and was detached; its writer has yet
+	// to tell it so (guarded by h.mu).
+	lagged bool
 }
 
 type role int
@@ -125,7 +131,24 @@ func (h *hub) Send(bp *[]byte, to rpc.Client) {
 		h.appendLocked(&entry{seq: h.seq, frame: *bp})
 		return
 	}
+	if !h.attachedLocked(c) {
+		// It detached, or fell out of the log, since it asked: the answer
+		// still reaches it.
+		h.mu.Unlock()
+		c.sendDirect(decorate(*bp, h.id, 0))
+		return
+	}
 	h.appendLocked(&entry{to: c, frame: *bp})
+}
+
+// attachedLocked reports whether c reads the session's log. (h.mu)
+func (h *hub) attachedLocked(c *client) bool {
+	for _, s := range h.subs {
+		if s.c == c {
+			return true
+		}
+	}
+	return false
 }
 
 // notice logs a frame of the server's own (resolved, clients) as an event
@@ -140,23 +163,22 @@ func (h *hub) notice(frame []byte) {
 // and wakes the subscribers' writers. Called with h.mu held; returns with
 // it released.
 func (h *hub) appendLocked(e *entry) {
-	h.log = append(h.log, e)
-	h.bytes += len(e.frame)
-	lim := h.srv.opts.Keep
-	for len(h.log) > 1 && (len(h.log) > lim.Entries || h.bytes > lim.Bytes) {
-		if h.blockedLocked() {
-			h.cond.Wait()
-			continue
+	var wake []*client
+	for e != nil {
+		h.log = append(h.log, e)
+		h.bytes += len(e.frame)
+		e = nil
+		lagged := h.trimLocked(&wake)
+		if lagged && !h.closed {
+			// Who watches has changed: the others are told, as of any
+			// departure.
+			h.seq++
+			e = &entry{seq: h.seq, frame: h.clientsChangedLocked(), own: true}
 		}
-		h.bytes -= len(h.log[0].frame)
-		h.log[0] = nil
-		h.log = h.log[1:]
-		h.base++
 	}
 	if cap(h.log) > 1024 && len(h.log) < cap(h.log)/4 {
 		h.log = append([]*entry(nil), h.log...)
 	}
-	var wake []*client
 	for _, s := range h.subs {
 		wake = append(wake, s.c)
 	}
@@ -166,11 +188,61 @@ func (h *hub) appendLocked(e *entry) {
 	}
 }
 
+// trimLocked drops the oldest entries beyond the log's bounds. A blocking
+// subscriber that has not read one yet holds it (the session waits); any
+// other subscriber that has not read an event it would see falls out of
+// the log: it is detached, and its writer tells it so (lagged); an answer
+// for it goes to it directly. The clients to wake are added to wake; it
+// reports whether some subscriber fell out. (h.mu)
+func (h *hub) trimLocked(wake *[]*client) (lagged bool) {
+	lim := h.srv.opts.Keep
+	for len(h.log) > 1 && (len(h.log) > lim.Entries || h.bytes > lim.Bytes) {
+		if !h.closed && h.blockedLocked() {
+			h.cond.Wait()
+			continue
+		}
+		e := h.log[0]
+		var out []*sub
+		for _, s := range h.subs {
+			if s.pos != h.base {
+				continue // it has read e
+			}
+			switch {
+			case !s.sees(e, h.base) || s.blocking: // (blocking: the session is closing)
+				s.pos++
+			case e.to != nil:
+				s.c.queueDirect(directItem{frame: s.render(e)})
+				s.pos++
+			default:
+				out = append(out, s)
+			}
+		}
+		for _, s := range out {
+			// The answers for it still in the log go to it directly: they
+			// would wait there for a reader that has gone.
+			for p := h.base + 1; p < h.nextLocked(); p++ {
+				if e := h.log[p-h.base]; e.to == s.c && s.sees(e, p) {
+					s.c.queueDirect(directItem{frame: s.render(e)})
+				}
+			}
+			s.detachLocked()
+			s.lagged = true
+			*wake = append(*wake, s.c)
+			lagged = true
+		}
+		h.bytes -= len(e.frame)
+		h.log[0] = nil
+		h.log = h.log[1:]
+		h.base++
+	}
+	return lagged
+}
+
 // blockedLocked reports whether trimming the oldest entry would drop one
 // a blocking subscriber has not read yet. (h.mu)
 func (h *hub) blockedLocked() bool {
 	for _, s := range h.subs {
-		if s.blocking && s.pos <= h.base {
+		if s.blocking && s.pos <= h.base && !s.gone {
 			return true
 		}
 	}
@@ -210,27 +282,23 @@ func (s *sub) take(buf [][]byte) (frames [][]byte, lagged bool) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.gone || s.waiting {
-		return buf, false
-	}
 	frames = buf
-	if s.pos < h.base {
-		s.detachLocked()
-		return append(frames, laggedFrame(h.id, s.lastSeqLocked())), true
+	if s.lagged {
+		s.lagged = false
+		return append(frames, laggedFrame(h.id, s.sent)), true
+	}
+	if s.gone || s.waiting {
+		return frames, false
 	}
 	next := h.nextLocked()
 	for n := 0; s.pos < next && n < maxBatch; s.pos++ {
 		e := h.log[s.pos-h.base]
-		switch {
-		case e.to != nil && (e.to != s.c || s.pos < s.live):
+		if !s.sees(e, s.pos) {
 			continue
-		case s.bare:
-			if e.own {
-				continue
-			}
-			frames = append(frames, s.encode(e))
-		default:
-			frames = append(frames, decorate(s.encode(e), h.id, e.seq))
+		}
+		frames = append(frames, s.render(e))
+		if e.seq != 0 {
+			s.sent = e.seq
 		}
 		n++
 	}
@@ -238,6 +306,24 @@ func (s *sub) take(buf [][]byte) (frames [][]byte, lagged bool) {
 		h.cond.Broadcast()
 	}
 	return frames, false
+}
+
+// sees reports whether s delivers e, the entry at position pos: every
+// event (but the server's own frames on a bare subscriber), and the
+// answers to its client made since it attached. (h.mu)
+func (s *sub) sees(e *entry, pos uint64) bool {
+	if e.to != nil {
+		return e.to == s.c && pos >= s.live
+	}
+	return !(s.bare && e.own)
+}
+
+// render is e's frame as s delivers it. (h.mu)
+func (s *sub) render(e *entry) []byte {
+	if s.bare {
+		return s.encode(e)
+	}
+	return decorate(s.encode(e), s.h.id, e.seq)
 }
 
 // encode is e's frame as s reads it (lean or full).
@@ -248,24 +334,6 @@ func (s *sub) encode(e *entry) []byte {
 		return b
 	}
 	return e.frame
-}
-
-// lastSeqLocked is the number of the last event s was sent. (h.mu)
-func (s *sub) lastSeqLocked() uint64 {
-	h := s.h
-	for p := s.pos; p > h.base; p-- {
-		if e := h.log[p-1-h.base]; e.seq != 0 {
-			return e.seq
-		}
-	}
-	// Everything it was sent has left the log: at most the first kept
-	// event's number, less one.
-	for _, e := range h.log {
-		if e.seq != 0 {
-			return e.seq - 1
-		}
-	}
-	return h.seq
 }
 
 // activate lets the log follow the answer its client has written.
@@ -393,7 +461,7 @@ func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) erro
 		sb.h = h
 		info := attachInfo{seq: h.seq}
 		next := h.nextLocked()
-		sb.pos, sb.live = next, next
+		sb.pos, sb.live, sb.sent = next, next, h.seq
 		if from != nil {
 			first := uint64(0)
 			for _, e := range h.log {
@@ -412,7 +480,7 @@ func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) erro
 			case !stale && first != 0 && from.after+1 >= first:
 				for p := h.base; p < next; p++ {
 					if e := h.log[p-h.base]; e.seq > from.after {
-						sb.pos = p
+						sb.pos, sb.sent = p, from.after
 						break
 					}
 				}
