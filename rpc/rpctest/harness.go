@@ -153,7 +153,7 @@ const rpcUsage = `usage:
 	rpc send    [--name N] 'json line'
 	rpc sendraw [--name N] 'text with Go escapes (\n \r \xNN \uNNNN)'
 	rpc sendfile [--name N] file              (the file's bytes, as they are)
-	rpc dump    [--name N] file               (the stdout received so far)
+	rpc dump    [--name N] [--stderr] file    (the stdout, or stderr, so far)
 	rpc wait    [--name N] 'gjson query' [timeout]
 	rpc expect  [--name N] 'gjson query'
 	rpc signal  [--name N] INT|TERM|HUP|QUIT|KILL
@@ -223,10 +223,14 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 	case "dump":
 		// What has arrived so far, for a command to read while the
 		// process runs on.
-		if len(args) != 1 {
-			ts.Fatalf("usage: rpc dump [--name N] file")
+		out := p.out.bytes
+		if len(args) == 2 && args[0] == "--stderr" {
+			out, args = func() []byte { return []byte(p.errOut.String()) }, args[1:]
 		}
-		if err := os.WriteFile(ts.MkAbs(args[0]), p.out.bytes(), 0o666); err != nil {
+		if len(args) != 1 {
+			ts.Fatalf("usage: rpc dump [--name N] [--stderr] file")
+		}
+		if err := os.WriteFile(ts.MkAbs(args[0]), out(), 0o666); err != nil {
 			ts.Fatalf("rpc dump: %v", err)
 		}
 	case "wait":
