@@ -31,9 +31,11 @@ type ConnOptions struct {
 }
 
 // ServeConn serves one client: lines from r, frames to w (each in one
-// Write), until r ends or ctx does. closeConn closes the connection (r
-// then ends). The sessions the client drove keep running after it has
-// gone.
+// Write), until r ends or the server shuts down. closeConn closes the
+// connection (r then ends). The sessions the client drove keep running
+// after it has gone. ctx is not watched: a signal's cancellation comes
+// before Shutdown has aborted the runs, and the client is to read how
+// they ended (Shutdown writes its frames, then closes it).
 func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeConn func(), o ConnOptions) error {
 	c, err := s.newClient(w, closeConn, o.Stdio, o.Lean)
 	if err != nil {
@@ -45,13 +47,11 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeC
 	}{"ready", s.opts.Version})
 	c.sendDirect(append(ready, '\n'))
 	go c.writeLoop()
-	stop := context.AfterFunc(ctx, c.disconnect)
-	defer stop()
 	drain := c.readLoop(r)
 	if !drain && o.DrainAtEOF {
 		drain = o.PeerGone == nil || !o.PeerGone()
 	}
-	if drain && ctx.Err() == nil {
+	if drain {
 		c.drain()
 		c.shutdown()
 	} else {

@@ -128,14 +128,17 @@ func tokenOK(r *http.Request, token string) bool {
 }
 
 func serveWebSocket(ctx context.Context, ws *websocket.Conn, serve ConnFunc, log io.Writer) {
-	ctx, cancel := context.WithCancel(ctx)
+	// The connection's reads and writes end when it is closed, not when
+	// ctx ends: the server writes a client's last frames after a signal.
+	// serve sees ctx (an ACP client ends with it).
+	wsCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	pr, pw := io.Pipe()
 	go func() {
 		// Messages become lines: each ends with a newline.
 		bw := bufio.NewWriter(pw)
 		for {
-			_, data, err := ws.Read(ctx)
+			_, data, err := ws.Read(wsCtx)
 			if err != nil {
 				pw.CloseWithError(io.EOF)
 				return
@@ -149,7 +152,7 @@ func serveWebSocket(ctx context.Context, ws *websocket.Conn, serve ConnFunc, log
 			}
 		}
 	}()
-	out := wsWriter{ctx: ctx, ws: ws}
+	out := wsWriter{ctx: wsCtx, ws: ws}
 	closeConn := func() {
 		cancel()
 		ws.Close(websocket.StatusNormalClosure, "")
