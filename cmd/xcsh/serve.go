@@ -133,7 +133,7 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	}
 	if so.stdio {
 		go func() {
-			errs <- srv.ServeConn(ctx, stdin, stdout, func() {}, serve.ConnOptions{Stdio: true, DrainAtEOF: true, Lean: o.rpcUpdates == rpc.UpdatesDelta})
+			errs <- srv.ServeConn(ctx, stdin, stdout, func() {}, serve.ConnOptions{DrainAtEOF: true, Lean: o.rpcUpdates == rpc.UpdatesDelta})
 		}()
 	}
 	select {

@@ -9,10 +9,6 @@ import (
 
 // ConnOptions configure one client's connection.
 type ConnOptions struct {
-	// Stdio: the connection is the process's stdin and stdout, its one
-	// client, which --mode rpc's hosts drive: its own session waits for it
-	// rather than drop frames.
-	Stdio bool
 	// DrainAtEOF: the end of the client's input means it sends nothing
 	// more but still reads (stdio, a Unix socket's half close): the work
 	// of the sessions it drives finishes and is written before the
@@ -37,7 +33,7 @@ type ConnOptions struct {
 // before Shutdown has aborted the runs, and the client is to read how
 // they ended (Shutdown writes its frames, then closes it).
 func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeConn func(), o ConnOptions) error {
-	c, err := s.newClient(w, closeConn, o.Stdio, o.Lean)
+	c, err := s.newClient(w, closeConn, o.Lean)
 	if err != nil {
 		return err
 	}

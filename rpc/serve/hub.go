@@ -19,7 +19,7 @@ import (
 // reads a session's answers and events in the order the session made
 // them. The session never waits for a client: a subscriber that falls
 // out of the log is dropped with a lagged notice (one that blocks instead,
-// stdio's own session, is the exception: the session waits for it as
+// a client's own session, is the exception: the session waits for it as
 // --mode rpc waits for its stdout).
 type hub struct {
 	srv  *Server
@@ -74,7 +74,7 @@ type sub struct {
 	bare bool
 	lean bool // message_update without its snapshots
 	// blocking: the session waits for this subscriber rather than drop it
-	// (stdio's own session: --mode rpc's backpressure).
+	// (a client's own session: --mode rpc's backpressure).
 	blocking bool
 	gone     bool // detached (guarded by h.mu)
 	// sent is the number of the last event delivered to it: its cursor

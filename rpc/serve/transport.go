@@ -18,7 +18,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// The transports: stdio (ServeConn with Stdio), a Unix socket, and
+// The transports: stdio (ServeConn), a Unix socket, and
 // WebSocket on a TCP address. Every transport carries the same lines.
 
 // ListenUnix listens on a Unix socket at path, reachable only by the user:
