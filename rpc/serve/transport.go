@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/xcsh-go/xcsh/rpc"
 )
 
 // The transports: stdio (ServeConn), a Unix socket, and
@@ -61,7 +62,7 @@ type ConnFunc func(ctx context.Context, r io.Reader, w io.Writer, closeConn func
 // input is a half close (ConnOptions.DrainAtEOF).
 func (s *Server) RPC(drainAtEOF bool) ConnFunc {
 	return func(ctx context.Context, r io.Reader, w io.Writer, closeConn func()) error {
-		o := ConnOptions{DrainAtEOF: drainAtEOF}
+		o := ConnOptions{DrainAtEOF: drainAtEOF, Lean: s.opts.Updates == rpc.UpdatesDelta}
 		if uc, ok := r.(*net.UnixConn); ok {
 			o.PeerGone = func() bool { return peerClosed(uc) }
 		}
