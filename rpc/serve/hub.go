@@ -164,21 +164,34 @@ func (h *hub) notice(frame []byte) {
 // it released.
 func (h *hub) appendLocked(e *entry) {
 	var wake []*client
+	h.pushLocked(e, &wake)
+	h.releaseLocked(wake)
+}
+
+// pushLocked adds e at the end of the log and trims the log to its
+// bounds; the clients to wake besides the subscribers are added to wake.
+// (h.mu)
+func (h *hub) pushLocked(e *entry, wake *[]*client) {
 	for e != nil {
 		h.log = append(h.log, e)
 		h.bytes += len(e.frame)
 		e = nil
-		lagged := h.trimLocked(&wake)
+		lagged := h.trimLocked(wake)
 		if lagged && !h.closed {
 			// Who watches has changed: the others are told, as of any
 			// departure.
 			h.seq++
-			e = &entry{seq: h.seq, frame: h.clientsChangedLocked(), own: true}
+			e = &entry{seq: h.seq, frame: h.clientsChangedLocked(nil), own: true}
 		}
 	}
 	if cap(h.log) > 1024 && len(h.log) < cap(h.log)/4 {
 		h.log = append([]*entry(nil), h.log...)
 	}
+}
+
+// releaseLocked releases h.mu and wakes the writers of the subscribers
+// and of wake.
+func (h *hub) releaseLocked(wake []*client) {
 	for _, s := range h.subs {
 		wake = append(wake, s.c)
 	}
@@ -404,11 +417,16 @@ func (h *hub) resolved(id string) {
 	h.notice(append(b, '}', '\n'))
 }
 
-// clientsChanged tells every client who watches the session now: the last
-// controller leaving is an event, not a failure.
-func (h *hub) clientsChangedLocked() []byte {
+// clientsChangedLocked is the frame that tells every client who watches
+// the session now (with arriving, about to be attached): the last
+// controller leaving is an event, not a failure. (h.mu)
+func (h *hub) clientsChangedLocked(arriving *sub) []byte {
 	var ctl, obs int
-	for _, s := range h.subs {
+	subs := h.subs
+	if arriving != nil {
+		subs = append(subs[:len(subs):len(subs)], arriving)
+	}
+	for _, s := range subs {
 		if s.role == observer {
 			obs++
 		} else {
@@ -451,59 +469,64 @@ type attachInfo struct {
 func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) error {
 	var err error
 	eng := h.live.Engine()
-	eng.Call(func() {
-		h.mu.Lock()
-		if h.closed {
-			h.mu.Unlock()
-			err = errClosedSession
-			return
+	eng.Call(func() { err = h.join(sb, from, answer, eng.Messages) })
+	return err
+}
+
+// join is attach's work, on the executor; messages are the session's.
+func (h *hub) join(sb *sub, from *cursor, answer func(attachInfo) []byte, messages func() []engine.Message) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return errClosedSession
+	}
+	sb.h = h
+	info := attachInfo{seq: h.seq}
+	// Its arrival first, which may trim the log: what the replay finds
+	// kept is then still kept when it reads it.
+	var wake []*client
+	live := h.nextLocked()
+	if !sb.bare {
+		h.seq++
+		h.pushLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(sb), own: true}, &wake)
+		live = max(live, h.base)
+	}
+	sb.pos, sb.live, sb.sent = live, live, info.seq
+	if from != nil {
+		first := uint64(0)
+		for _, e := range h.log {
+			if e.seq != 0 && e.seq <= info.seq {
+				first = e.seq
+				break
+			}
 		}
-		sb.h = h
-		info := attachInfo{seq: h.seq}
-		next := h.nextLocked()
-		sb.pos, sb.live, sb.sent = next, next, h.seq
-		if from != nil {
-			first := uint64(0)
-			for _, e := range h.log {
-				if e.seq != 0 {
-					first = e.seq
+		// A cursor past the last event was numbered by another run of
+		// the server (one that had numbered further: a client that sends
+		// no epoch, or the fixed epoch of deterministic mode).
+		stale := from.epoch != "" && from.epoch != h.srv.epoch || from.after > info.seq
+		switch {
+		case !stale && from.after == info.seq:
+			// Nothing missed.
+		case !stale && first != 0 && from.after+1 >= first:
+			for p := h.base; p < live; p++ {
+				if e := h.log[p-h.base]; e.seq > from.after {
+					sb.pos, sb.sent = p, from.after
 					break
 				}
 			}
-			// A cursor past the last event was numbered by another run of
-			// the server (one that had numbered further: a client that
-			// sends no epoch, or the fixed epoch of deterministic mode).
-			stale := from.epoch != "" && from.epoch != h.srv.epoch || from.after > h.seq
-			switch {
-			case !stale && from.after == h.seq:
-				// Nothing missed.
-			case !stale && first != 0 && from.after+1 >= first:
-				for p := h.base; p < next; p++ {
-					if e := h.log[p-h.base]; e.seq > from.after {
-						sb.pos, sb.sent = p, from.after
-						break
-					}
-				}
-			default:
-				info.tooOld = true
-				info.messages = eng.Messages()
-			}
+		default:
+			info.tooOld = true
+			info.messages = messages()
 		}
-		if answer != nil {
-			sb.waiting = true
-			sb.c.queueDirect(directItem{frame: answer(info), activate: sb})
-		}
-		h.subs = append(h.subs, sb)
-		h.idleSince = 0
-		if sb.bare {
-			h.mu.Unlock()
-			sb.c.kick()
-			return
-		}
-		h.seq++
-		h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(), own: true})
-	})
-	return err
+	}
+	if answer != nil {
+		sb.waiting = true
+		sb.c.queueDirect(directItem{frame: answer(info), activate: sb})
+	}
+	h.subs = append(h.subs, sb)
+	h.idleSince = 0
+	h.releaseLocked(wake)
+	return nil
 }
 
 // detach removes sb; the others are told who watches now.
@@ -519,7 +542,7 @@ func (h *hub) detach(sb *sub) {
 		return
 	}
 	h.seq++
-	h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(), own: true})
+	h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(nil), own: true})
 }
 
 // watchers describes who watches the session, for get_sessions.
