@@ -104,7 +104,7 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	}
 	host := newHost(o, sh, stderr)
 	srv := serve.New(serve.Options{Host: host, Version: version, Cwd: cwd, Log: stderr, HostUI: o.ui,
-		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch})
+		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch, Updates: o.rpcUpdates})
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 	errs := make(chan error, len(listeners)+1)
@@ -138,7 +138,7 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	}
 	if so.stdio {
 		go func() {
-			errs <- srv.ServeConn(ctx, stdin, stdout, func() {}, serve.ConnOptions{Stdio: true, DrainAtEOF: true, Lean: o.rpcUpdates == rpc.UpdatesDelta})
+			errs <- srv.ServeConn(ctx, stdin, stdout, func() {}, serve.ConnOptions{DrainAtEOF: true, Lean: o.rpcUpdates == rpc.UpdatesDelta})
 		}()
 	}
 	select {

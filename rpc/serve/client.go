@@ -25,10 +25,9 @@ type client struct {
 	w    io.Writer
 	// closeConn ends the connection (the reader sees its end).
 	closeConn func()
-	// blocking: its own session waits for it rather than drop it (stdio:
-	// --mode rpc's backpressure); lean: its own session's message_update
-	// frames carry no snapshots (--rpc-updates delta).
-	blocking, lean bool
+	// lean: its own session's message_update frames carry no snapshots
+	// (--rpc-updates delta).
+	lean bool
 
 	wake chan struct{} // cap 1: something to write
 	done chan struct{} // closed when the writer has returned
@@ -42,14 +41,14 @@ type client struct {
 	flushing bool
 }
 
-func (s *Server) newClient(w io.Writer, closeConn func(), blocking, lean bool) (*client, error) {
+func (s *Server) newClient(w io.Writer, closeConn func(), lean bool) (*client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return nil, errClosing
 	}
 	s.nextID++
-	c := &client{srv: s, name: "client " + strconv.Itoa(s.nextID), w: w, closeConn: closeConn, blocking: blocking, lean: lean,
+	c := &client{srv: s, name: "client " + strconv.Itoa(s.nextID), w: w, closeConn: closeConn, lean: lean,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), subs: map[string]*sub{}}
 	s.clients[c] = true
 	return c, nil
@@ -295,7 +294,10 @@ func (c *client) ownSession() (*hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb := &sub{c: c, role: controller, bare: true, lean: c.lean, blocking: c.blocking}
+	// Its own session waits for it rather than drop it from the log: a
+	// host of --mode rpc's protocol has no lagged or attach, and its
+	// stdout backpressure is --mode rpc's, whatever the transport.
+	sb := &sub{c: c, role: controller, bare: true, lean: c.lean, blocking: true}
 	if err := h.attach(sb, nil, nil); err != nil {
 		return nil, err
 	}

@@ -9,10 +9,6 @@ import (
 
 // ConnOptions configure one client's connection.
 type ConnOptions struct {
-	// Stdio: the connection is the process's stdin and stdout, its one
-	// client, which --mode rpc's hosts drive: its own session waits for it
-	// rather than drop frames.
-	Stdio bool
 	// DrainAtEOF: the end of the client's input means it sends nothing
 	// more but still reads (stdio, a Unix socket's half close): the work
 	// of the sessions it drives finishes and is written before the
@@ -20,17 +16,24 @@ type ConnOptions struct {
 	// WebSocket, whose close is final) the end of input is the client's
 	// departure; such a client sends {"type":"drain"} instead.
 	DrainAtEOF bool
+	// PeerGone, if set, tells at the end of the input whether the client
+	// closed the whole connection (it died) rather than only its input:
+	// it is then gone at once, as a WebSocket's close is, rather than
+	// listed as attached until the work it started is over.
+	PeerGone func() bool
 	// Lean: the client's own session sends message_update without its
 	// snapshots (--rpc-updates delta).
 	Lean bool
 }
 
 // ServeConn serves one client: lines from r, frames to w (each in one
-// Write), until r ends or ctx does. closeConn closes the connection (r
-// then ends). The sessions the client drove keep running after it has
-// gone.
+// Write), until r ends or the server shuts down. closeConn closes the
+// connection (r then ends). The sessions the client drove keep running
+// after it has gone. ctx is not watched: a signal's cancellation comes
+// before Shutdown has aborted the runs, and the client is to read how
+// they ended (Shutdown writes its frames, then closes it).
 func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeConn func(), o ConnOptions) error {
-	c, err := s.newClient(w, closeConn, o.Stdio, o.Lean)
+	c, err := s.newClient(w, closeConn, o.Lean)
 	if err != nil {
 		return err
 	}
@@ -42,7 +45,10 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeC
 	go c.writeLoop()
 	// A cancelled ctx does not cut the client: Shutdown writes what it has
 	// left, then closes its connection (which ends the reader).
-	drain := c.readLoop(r) || o.DrainAtEOF
+	drain := c.readLoop(r)
+	if !drain && o.DrainAtEOF {
+		drain = o.PeerGone == nil || !o.PeerGone()
+	}
 	if drain && ctx.Err() == nil {
 		c.drain()
 		c.shutdown()

@@ -19,7 +19,7 @@ import (
 // reads a session's answers and events in the order the session made
 // them. The session never waits for a client: a subscriber that falls
 // out of the log is dropped with a lagged notice (one that blocks instead,
-// stdio's own session, is the exception: the session waits for it as
+// a client's own session, is the exception: the session waits for it as
 // --mode rpc waits for its stdout).
 type hub struct {
 	srv  *Server
@@ -65,6 +65,10 @@ type sub struct {
 	h   *hub
 	c   *client
 	pos uint64 // the next position to deliver (guarded by h.mu)
+	// live is the position of the first frame made after the attach: the
+	// answers before it were for an earlier attachment of the client (it
+	// had them, or they are lost with it); a replay is events only.
+	live uint64
 	// waiting: its answer is not written yet; nothing of the log goes
 	// before it (guarded by h.mu).
 	waiting bool
@@ -74,9 +78,15 @@ type sub struct {
 	bare bool
 	lean bool // message_update without its snapshots
 	// blocking: the session waits for this subscriber rather than drop it
-	// (stdio's own session: --mode rpc's backpressure).
+	// (a client's own session: --mode rpc's backpressure).
 	blocking bool
 	gone     bool // detached (guarded by h.mu)
+	// sent is the number of the last event delivered to it: its cursor
+	// (guarded by h.mu).
+	sent uint64
+	// lagged: it fell out of the log and was detached; its writer has yet
+	// to tell it so (guarded by h.mu).
+	lagged bool
 }
 
 type role int
@@ -125,7 +135,24 @@ func (h *hub) Send(bp *[]byte, to rpc.Client) {
 		h.appendLocked(&entry{seq: h.seq, frame: *bp})
 		return
 	}
+	if !h.attachedLocked(c) {
+		// It detached, or fell out of the log, since it asked: the answer
+		// still reaches it.
+		h.mu.Unlock()
+		c.sendDirect(decorate(*bp, h.id, 0))
+		return
+	}
 	h.appendLocked(&entry{to: c, frame: *bp})
+}
+
+// attachedLocked reports whether c reads the session's log. (h.mu)
+func (h *hub) attachedLocked(c *client) bool {
+	for _, s := range h.subs {
+		if s.c == c {
+			return true
+		}
+	}
+	return false
 }
 
 // notice logs a frame of the server's own (resolved, clients) as an event
@@ -140,23 +167,35 @@ func (h *hub) notice(frame []byte) {
 // and wakes the subscribers' writers. Called with h.mu held; returns with
 // it released.
 func (h *hub) appendLocked(e *entry) {
-	h.log = append(h.log, e)
-	h.bytes += len(e.frame)
-	lim := h.srv.opts.Keep
-	for len(h.log) > 1 && (len(h.log) > lim.Entries || h.bytes > lim.Bytes) {
-		if h.blockedLocked() {
-			h.cond.Wait()
-			continue
+	var wake []*client
+	h.pushLocked(e, &wake)
+	h.releaseLocked(wake)
+}
+
+// pushLocked adds e at the end of the log and trims the log to its
+// bounds; the clients to wake besides the subscribers are added to wake.
+// (h.mu)
+func (h *hub) pushLocked(e *entry, wake *[]*client) {
+	for e != nil {
+		h.log = append(h.log, e)
+		h.bytes += len(e.frame)
+		e = nil
+		lagged := h.trimLocked(wake)
+		if lagged && !h.closed {
+			// Who watches has changed: the others are told, as of any
+			// departure.
+			h.seq++
+			e = &entry{seq: h.seq, frame: h.clientsChangedLocked(nil), own: true}
 		}
-		h.bytes -= len(h.log[0].frame)
-		h.log[0] = nil
-		h.log = h.log[1:]
-		h.base++
 	}
 	if cap(h.log) > 1024 && len(h.log) < cap(h.log)/4 {
 		h.log = append([]*entry(nil), h.log...)
 	}
-	var wake []*client
+}
+
+// releaseLocked releases h.mu and wakes the writers of the subscribers
+// and of wake.
+func (h *hub) releaseLocked(wake []*client) {
 	for _, s := range h.subs {
 		wake = append(wake, s.c)
 	}
@@ -166,11 +205,61 @@ func (h *hub) appendLocked(e *entry) {
 	}
 }
 
+// trimLocked drops the oldest entries beyond the log's bounds. A blocking
+// subscriber that has not read one yet holds it (the session waits); any
+// other subscriber that has not read an event it would see falls out of
+// the log: it is detached, and its writer tells it so (lagged); an answer
+// for it goes to it directly. The clients to wake are added to wake; it
+// reports whether some subscriber fell out. (h.mu)
+func (h *hub) trimLocked(wake *[]*client) (lagged bool) {
+	lim := h.srv.opts.Keep
+	for len(h.log) > 1 && (len(h.log) > lim.Entries || h.bytes > lim.Bytes) {
+		if !h.closed && h.blockedLocked() {
+			h.cond.Wait()
+			continue
+		}
+		e := h.log[0]
+		var out []*sub
+		for _, s := range h.subs {
+			if s.pos != h.base {
+				continue // it has read e
+			}
+			switch {
+			case !s.sees(e, h.base) || s.blocking: // (blocking: the session is closing)
+				s.pos++
+			case e.to != nil:
+				s.c.queueDirect(directItem{frame: s.render(e)})
+				s.pos++
+			default:
+				out = append(out, s)
+			}
+		}
+		for _, s := range out {
+			// The answers for it still in the log go to it directly: they
+			// would wait there for a reader that has gone.
+			for p := h.base + 1; p < h.nextLocked(); p++ {
+				if e := h.log[p-h.base]; e.to == s.c && s.sees(e, p) {
+					s.c.queueDirect(directItem{frame: s.render(e)})
+				}
+			}
+			s.detachLocked()
+			s.lagged = true
+			*wake = append(*wake, s.c)
+			lagged = true
+		}
+		h.bytes -= len(e.frame)
+		h.log[0] = nil
+		h.log = h.log[1:]
+		h.base++
+	}
+	return lagged
+}
+
 // blockedLocked reports whether trimming the oldest entry would drop one
 // a blocking subscriber has not read yet. (h.mu)
 func (h *hub) blockedLocked() bool {
 	for _, s := range h.subs {
-		if s.blocking && s.pos <= h.base {
+		if s.blocking && s.pos <= h.base && !s.gone {
 			return true
 		}
 	}
@@ -211,27 +300,23 @@ func (s *sub) take(buf [][]byte) (frames [][]byte, gone bool) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.gone || s.waiting {
-		return buf, false
-	}
 	frames = buf
-	if s.pos < h.base {
-		s.detachLocked()
-		return append(frames, laggedFrame(h.id, s.lastSeqLocked())), true
+	if s.lagged {
+		s.lagged = false
+		return append(frames, laggedFrame(h.id, s.sent)), true
+	}
+	if s.gone || s.waiting {
+		return frames, false
 	}
 	next := h.nextLocked()
 	for n := 0; s.pos < next && n < maxBatch; s.pos++ {
 		e := h.log[s.pos-h.base]
-		switch {
-		case e.to != nil && e.to != s.c:
+		if !s.sees(e, s.pos) {
 			continue
-		case s.bare:
-			if e.own {
-				continue
-			}
-			frames = append(frames, s.encode(e))
-		default:
-			frames = append(frames, decorate(s.encode(e), h.id, e.seq))
+		}
+		frames = append(frames, s.render(e))
+		if e.seq != 0 {
+			s.sent = e.seq
 		}
 		n++
 	}
@@ -248,6 +333,24 @@ func (s *sub) take(buf [][]byte) (frames [][]byte, gone bool) {
 	return frames, false
 }
 
+// sees reports whether s delivers e, the entry at position pos: every
+// event (but the server's own frames on a bare subscriber), and the
+// answers to its client made since it attached. (h.mu)
+func (s *sub) sees(e *entry, pos uint64) bool {
+	if e.to != nil {
+		return e.to == s.c && pos >= s.live
+	}
+	return !(s.bare && e.own)
+}
+
+// render is e's frame as s delivers it. (h.mu)
+func (s *sub) render(e *entry) []byte {
+	if s.bare {
+		return s.encode(e)
+	}
+	return decorate(s.encode(e), s.h.id, e.seq)
+}
+
 // encode is e's frame as s reads it (lean or full).
 func (s *sub) encode(e *entry) []byte {
 	if u, ok := e.ev.(engine.MessageUpdate); ok && s.lean {
@@ -256,24 +359,6 @@ func (s *sub) encode(e *entry) []byte {
 		return b
 	}
 	return e.frame
-}
-
-// lastSeqLocked is the number of the last event s was sent. (h.mu)
-func (s *sub) lastSeqLocked() uint64 {
-	h := s.h
-	for p := s.pos; p > h.base; p-- {
-		if e := h.log[p-1-h.base]; e.seq != 0 {
-			return e.seq
-		}
-	}
-	// Everything it was sent has left the log: at most the first kept
-	// event's number, less one.
-	for _, e := range h.log {
-		if e.seq != 0 {
-			return e.seq - 1
-		}
-	}
-	return h.seq
 }
 
 // activate lets the log follow the answer its client has written.
@@ -347,11 +432,16 @@ func (h *hub) resolved(id string) {
 	h.notice(append(b, '}', '\n'))
 }
 
-// clientsChanged tells every client who watches the session now: the last
-// controller leaving is an event, not a failure.
-func (h *hub) clientsChangedLocked() []byte {
+// clientsChangedLocked is the frame that tells every client who watches
+// the session now (with arriving, about to be attached): the last
+// controller leaving is an event, not a failure. (h.mu)
+func (h *hub) clientsChangedLocked(arriving *sub) []byte {
 	var ctl, obs int
-	for _, s := range h.subs {
+	subs := h.subs
+	if arriving != nil {
+		subs = append(subs[:len(subs):len(subs)], arriving)
+	}
+	for _, s := range subs {
 		if s.role == observer {
 			obs++
 		} else {
@@ -399,59 +489,64 @@ type attachInfo struct {
 func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) error {
 	var err error
 	eng := h.live.Engine()
-	eng.Call(func() {
-		h.mu.Lock()
-		if h.closed {
-			h.mu.Unlock()
-			err = errClosedSession
-			return
+	eng.Call(func() { err = h.join(sb, from, answer, eng.Messages) })
+	return err
+}
+
+// join is attach's work, on the executor; messages are the session's.
+func (h *hub) join(sb *sub, from *cursor, answer func(attachInfo) []byte, messages func() []engine.Message) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return errClosedSession
+	}
+	sb.h = h
+	info := attachInfo{seq: h.seq}
+	// Its arrival first, which may trim the log: what the replay finds
+	// kept is then still kept when it reads it.
+	var wake []*client
+	live := h.nextLocked()
+	if !sb.bare {
+		h.seq++
+		h.pushLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(sb), own: true}, &wake)
+		live = max(live, h.base)
+	}
+	sb.pos, sb.live, sb.sent = live, live, info.seq
+	if from != nil {
+		first := uint64(0)
+		for _, e := range h.log {
+			if e.seq != 0 && e.seq <= info.seq {
+				first = e.seq
+				break
+			}
 		}
-		sb.h = h
-		info := attachInfo{seq: h.seq}
-		next := h.nextLocked()
-		sb.pos = next
-		if from != nil {
-			first := uint64(0)
-			for _, e := range h.log {
-				if e.seq != 0 {
-					first = e.seq
+		// A cursor past the last event was numbered by another run of
+		// the server (one that had numbered further: a client that sends
+		// no epoch, or the fixed epoch of deterministic mode).
+		stale := from.epoch != "" && from.epoch != h.srv.epoch || from.after > info.seq
+		switch {
+		case !stale && from.after == info.seq:
+			// Nothing missed.
+		case !stale && first != 0 && from.after+1 >= first:
+			for p := h.base; p < live; p++ {
+				if e := h.log[p-h.base]; e.seq > from.after {
+					sb.pos, sb.sent = p, from.after
 					break
 				}
 			}
-			// A cursor past the last event is of another run of the server
-			// (a restart that kept the epoch's name, as the deterministic
-			// test mode does): too old, never "nothing missed".
-			stale := (from.epoch != "" && from.epoch != h.srv.epoch) || from.after > h.seq
-			switch {
-			case !stale && from.after >= h.seq:
-				// Nothing missed.
-			case !stale && first != 0 && from.after+1 >= first:
-				for p := h.base; p < next; p++ {
-					if e := h.log[p-h.base]; e.seq > from.after {
-						sb.pos = p
-						break
-					}
-				}
-			default:
-				info.tooOld = true
-				info.messages = eng.Messages()
-			}
+		default:
+			info.tooOld = true
+			info.messages = messages()
 		}
-		if answer != nil {
-			sb.waiting = true
-			sb.c.queueDirect(directItem{frame: answer(info), activate: sb})
-		}
-		h.subs = append(h.subs, sb)
-		h.idleSince = 0
-		if sb.bare {
-			h.mu.Unlock()
-			sb.c.kick()
-			return
-		}
-		h.seq++
-		h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(), own: true})
-	})
-	return err
+	}
+	if answer != nil {
+		sb.waiting = true
+		sb.c.queueDirect(directItem{frame: answer(info), activate: sb})
+	}
+	h.subs = append(h.subs, sb)
+	h.idleSince = 0
+	h.releaseLocked(wake)
+	return nil
 }
 
 // detach removes sb; the others are told who watches now.
@@ -467,7 +562,7 @@ func (h *hub) detach(sb *sub) {
 		return
 	}
 	h.seq++
-	h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(), own: true})
+	h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(nil), own: true})
 }
 
 // watchers describes who watches the session, for get_sessions.

@@ -302,8 +302,26 @@ func (s *Server) Shutdown(ctx context.Context) {
 	case <-grace.Done():
 		s.logf("the sessions did not stop in time")
 	}
-	for _, c := range clients {
-		c.shutdown()
+	// Every client's frames are written, within the grace: a client that
+	// does not read is cut off then (its connection closed; stdout, which
+	// cannot be, is left to the exit).
+	flushed := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for _, c := range clients {
+			wg.Add(1)
+			go func() { defer wg.Done(); c.shutdown() }()
+		}
+		wg.Wait()
+		close(flushed)
+	}()
+	select {
+	case <-flushed:
+	case <-grace.Done():
+		s.logf("a client did not read its last frames in time; its connection is closed")
+		for _, c := range clients {
+			c.disconnect()
+		}
 	}
 }
 

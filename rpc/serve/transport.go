@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/xcsh-go/xcsh/rpc"
 )
 
-// The transports: stdio (ServeConn with Stdio), a Unix socket, and
+// The transports: stdio (ServeConn), a Unix socket, and
 // WebSocket on a TCP address. Every transport carries the same lines.
 
 // ListenUnix listens on a Unix socket at path, reachable only by the user:
@@ -61,7 +62,11 @@ type ConnFunc func(ctx context.Context, r io.Reader, w io.Writer, closeConn func
 // input is a half close (ConnOptions.DrainAtEOF).
 func (s *Server) RPC(drainAtEOF bool) ConnFunc {
 	return func(ctx context.Context, r io.Reader, w io.Writer, closeConn func()) error {
-		return s.ServeConn(ctx, r, w, closeConn, ConnOptions{DrainAtEOF: drainAtEOF})
+		o := ConnOptions{DrainAtEOF: drainAtEOF, Lean: s.opts.Updates == rpc.UpdatesDelta}
+		if uc, ok := r.(*net.UnixConn); ok {
+			o.PeerGone = func() bool { return peerClosed(uc) }
+		}
+		return s.ServeConn(ctx, r, w, closeConn, o)
 	}
 }
 
