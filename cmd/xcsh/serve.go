@@ -160,8 +160,8 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 type serveListener struct {
 	ln   net.Listener
 	name string // as the user reads it
-	http bool // WebSocket; else a Unix socket
-	acp  bool // ACP clients; else RPC
+	http bool   // WebSocket; else a Unix socket
+	acp  bool   // ACP clients; else RPC
 }
 
 // serveListeners opens every --listen address (the default socket when
