@@ -41,7 +41,7 @@ func setupExtensions(o *options, cwd string, active []engine.Tool, validator eng
 		flags[k] = v
 	}
 	host := extension.New(extension.Options{Specs: specs, Problems: problems, Version: version, Cwd: cwd,
-		Env: extensionEnv(), Flags: flags, Clock: clock, Log: stderr, HasUI: (o.mode == "rpc" || o.mode == "acp") && !o.print,
+		Env: extensionEnv(), Flags: flags, Clock: clock, Log: stderr, HasUI: (o.mode == "rpc" || o.mode == "acp" || o.mode == "serve") && !o.print,
 		Validator: validator})
 	return host, host.Load(context.Background(), active, sessionID, sessionFile)
 }

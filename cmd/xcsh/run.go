@@ -203,6 +203,7 @@ and keys; architecture.md: how it is built).`,
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
 	}
 	f.StringVar(&o.providerSessionID, "provider-session-id", "", "accepted for compatibility; no effect")
+	cmd.AddCommand(newServeCmd(cmd, o, stdin, stdout, stderr), newConnectCmd(stdin, stdout, stderr))
 	return cmd
 }
 

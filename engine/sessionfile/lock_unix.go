@@ -160,6 +160,12 @@ func (l *fileLock) release() {
 	if locks.held[l.key] == l {
 		delete(locks.held, l.key)
 	}
+	// Unlock before closing: a child forked meanwhile (a tool's command,
+	// an MCP server) holds a copy of the descriptor until its exec, and
+	// the lock with it; this process would then find its own session
+	// "in use" when it opens it again (an ACP session/load, a served
+	// session evicted and reopened). LOCK_UN drops it for every copy.
+	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	l.f.Close()
 }
 

@@ -196,11 +196,11 @@ func (s *Server) closeSession(req *jsonrpc.Request) {
 	if !s.decodeParams(req, &p) {
 		return
 	}
-	l := s.opts.Host.Get(string(p.SessionId))
-	if l == nil {
+	ss := s.sessionOf(s.opts.Host.Get(string(p.SessionId)))
+	if ss == nil {
 		s.c.fail(req, errSessionNotFound(string(p.SessionId)))
 		return
 	}
-	l.Close(true)
+	ss.close(true)
 	s.c.respond(req, sdk.CloseSessionResponse{})
 }

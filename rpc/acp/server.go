@@ -60,6 +60,9 @@ type Server struct {
 
 	mu   sync.Mutex
 	caps sdk.ClientCapabilities // from initialize; guarded by mu
+	// own are the sessions this connection opened (a server's other
+	// clients have theirs); guarded by mu.
+	own map[*session]bool
 
 	// handlers counts the request handlers running on their own
 	// goroutines (session/new, load, list, ...); Run waits for them.
@@ -84,7 +87,7 @@ func NewServer(out io.Writer, opts Options) *Server {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 5 * time.Second
 	}
-	s := &Server{opts: opts, outGone: make(chan struct{})}
+	s := &Server{opts: opts, outGone: make(chan struct{}), own: map[*session]bool{}}
 	s.c = &conn{out: lineio.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
 		s.outErr = err
@@ -129,14 +132,14 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 		drained := make(chan struct{})
 		go func() {
 			s.handlers.Wait()
-			s.opts.Host.CloseAll(false)
+			s.closeOwn(false)
 			close(drained)
 		}()
 		select {
 		case <-drained:
 		case <-ctx.Done():
 			err = context.Cause(ctx)
-			s.opts.Host.AbortAll()
+			s.abortOwn()
 			select {
 			case <-drained:
 			case <-time.After(s.opts.ShutdownGrace):
@@ -146,7 +149,7 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 		done := make(chan struct{})
-		go func() { s.opts.Host.CloseAll(true); close(done) }()
+		go func() { s.closeOwn(true); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(s.opts.ShutdownGrace):
@@ -201,8 +204,8 @@ func (s *Server) notification(method string, params json.RawMessage) {
 			return
 		}
 		s.opts.Host.Route(string(p.SessionId), func(l *sessions.Live) {
-			if l != nil {
-				sessionOf(l).cancel()
+			if ss := s.sessionOf(l); ss != nil {
+				ss.cancel()
 			}
 		})
 	case "$/cancel_request":
@@ -213,8 +216,8 @@ func (s *Server) notification(method string, params json.RawMessage) {
 		if json.Unmarshal(params, &p) != nil {
 			return
 		}
-		for _, l := range s.opts.Host.Live() {
-			sessionOf(l).cancelRequest(p.RequestID)
+		for _, ss := range s.ownSessions() {
+			ss.cancelRequest(p.RequestID)
 		}
 	}
 }
@@ -266,11 +269,12 @@ func (s *Server) request(req *jsonrpc.Request) (any, error) {
 			return nil, errInvalidParams(err.Error())
 		}
 		s.opts.Host.Route(p.SessionID, func(l *sessions.Live) {
-			if l == nil {
+			ss := s.sessionOf(l)
+			if ss == nil {
 				s.c.fail(req, errSessionNotFound(p.SessionID))
 				return
 			}
-			sessionOf(l).push(req)
+			ss.push(req)
 		})
 		return nil, jsonrpc.ErrAsync
 	}

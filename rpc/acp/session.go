@@ -58,7 +58,10 @@ func (s *Server) open(req sessions.Request, d *Delegate) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if old := l.Value().(*session); old != ss {
+	if old, ok := l.Value().(*session); !ok || old != ss {
+		if !ok || old.srv != s {
+			return nil, fmt.Errorf("session %s is open in another client's connection", l.ID())
+		}
 		return old, nil
 	}
 	ss.live, ss.eng, ss.id = l, l.Engine(), l.ID()
@@ -78,17 +81,64 @@ func (s *Server) open(req sessions.Request, d *Delegate) (*session, error) {
 			}
 		}
 	})
+	s.mu.Lock()
+	s.own[ss] = true
+	s.mu.Unlock()
 	l.Start()
 	l.Begin() // after session/new's answer is queued: its load faults follow it
 	return ss, nil
 }
 
-// sessionOf is the ACP side of a live session (nil for nil).
-func sessionOf(l *sessions.Live) *session {
+// sessionOf is this connection's side of a live session: nil for nil, and
+// for a session another client of the agent server opened.
+func (s *Server) sessionOf(l *sessions.Live) *session {
 	if l == nil {
 		return nil
 	}
-	return l.Value().(*session)
+	if ss, ok := l.Value().(*session); ok && ss.srv == s {
+		return ss
+	}
+	return nil
+}
+
+// ownSessions are the sessions this connection opened and has not closed.
+func (s *Server) ownSessions() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*session, 0, len(s.own))
+	for ss := range s.own {
+		out = append(out, ss)
+	}
+	return out
+}
+
+// close ends the session (its turns aborted, or finished first).
+func (ss *session) close(abort bool) {
+	ss.live.Close(abort)
+	ss.srv.mu.Lock()
+	delete(ss.srv.own, ss)
+	ss.srv.mu.Unlock()
+}
+
+// abortOwn cancels the work of every session this connection opened,
+// those being closed after their work included: the client has gone
+// after all.
+func (s *Server) abortOwn() {
+	for _, ss := range s.ownSessions() {
+		ss.live.Cancel()
+		ss.eng.Cancel(engine.AllKinds...)
+	}
+}
+
+// closeOwn closes every session this connection opened, at once: after
+// their turns (the client's input ended) or aborting them.
+func (s *Server) closeOwn(abort bool) {
+	var wg sync.WaitGroup
+	for _, ss := range s.ownSessions() {
+		wg.Add(1)
+		go func() { defer wg.Done(); ss.close(abort) }()
+	}
+	wg.Wait()
 }
 
 // push queues a request of the session. A prompt's generation is taken
