@@ -528,3 +528,24 @@ func (ss *session) echoPrompt(from *Server, blocks []sdk.ContentBlock) {
 		}
 	}
 }
+
+// liveMeta is session/list's word on a live session (_meta.xcsh): open in
+// this process, and who drives and watches it (an ACP session's opener
+// and attached clients).
+func (s *Server) liveMeta(id string) map[string]any {
+	m := map[string]any{"live": true}
+	if l := s.opts.Host.Get(id); l != nil {
+		if ss, ok := l.Value().(*session); ok {
+			ctl, obs := 1, 0
+			for _, p := range ss.peersNow() {
+				if p.role == roleController {
+					ctl++
+				} else {
+					obs++
+				}
+			}
+			m["controllers"], m["observers"] = ctl, obs
+		}
+	}
+	return m
+}

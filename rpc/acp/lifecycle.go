@@ -183,6 +183,9 @@ func (s *Server) listSessions(req *jsonrpc.Request) {
 		if !info.Updated.IsZero() {
 			si.UpdatedAt = sdk.Ptr(info.Updated.UTC().Format("2006-01-02T15:04:05.000Z"))
 		}
+		if info.Live {
+			si.Meta = map[string]any{"xcsh": s.liveMeta(info.ID)}
+		}
 		resp.Sessions = append(resp.Sessions, si)
 	}
 	if end < len(all) {
