@@ -89,7 +89,7 @@ func TestDiscoverFailures(t *testing.T) {
 		kind engine.ErrorKind
 		msg  string // "" when not checked
 	}{
-		{"dead host", ollama.Discovery{Host: deadURL}, nil, engine.ErrorTransport, `could not reach Ollama at ` + deadURL + `: is "ollama serve" running?`},
+		{"dead host", ollama.Discovery{Host: deadURL}, nil, engine.ErrorNoServer, `could not reach Ollama at ` + deadURL + `: connection refused, nothing listens there. Start Ollama ("ollama serve", or the Ollama app), or set OLLAMA_HOST to the address it listens on`},
 		{"tags stall, own timeout", ollama.Discovery{Host: stalled.URL, Timeout: 100 * time.Millisecond}, nil, engine.ErrorTransport, "ollama: no answer from " + stalled.URL + " in time"},
 		{"tags stall, ctx deadline", ollama.Discovery{Host: stalled.URL}, func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.Background(), 100*time.Millisecond)

@@ -553,9 +553,9 @@ func TestStreamUnreachable(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want a *engine.ProviderError", err)
 	}
-	want := fmt.Sprintf(`could not reach Ollama at %s: is "ollama serve" running?`, url)
-	if pe.Kind != engine.ErrorTransport || pe.Message != want {
-		t.Errorf("kind %v message %q, want transport %q", pe.Kind, pe.Message, want)
+	want := fmt.Sprintf(`could not reach Ollama at %s: connection refused, nothing listens there. Start Ollama ("ollama serve", or the Ollama app), or set OLLAMA_HOST to the address it listens on`, url)
+	if pe.Kind != engine.ErrorNoServer || pe.Message != want {
+		t.Errorf("kind %v message %q, want no_server %q", pe.Kind, pe.Message, want)
 	}
 	if pe.Err == nil || !strings.Contains(pe.Err.Error(), "connection refused") {
 		t.Errorf("Err = %v, want the dial error", pe.Err)
