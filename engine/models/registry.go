@@ -188,15 +188,29 @@ func (r *Registry) build(cfgs []*providerConfig) {
 		}
 	}
 	for _, lp := range localProviders {
-		if r.providers[lp.name] != nil {
-			continue
+		d := Discovery{Provider: lp.name, Type: lp.name, API: lp.api, BaseURL: r.env(lp.env), Implicit: true}
+		if d.BaseURL == "" {
+			d.BaseURL = lp.url
 		}
-		url := r.env(lp.env)
-		if url == "" {
-			url = lp.url
+		if pc := r.providers[lp.name]; pc != nil {
+			// A configuration that only adjusts a local provider (its
+			// modelOverrides, compat, baseUrl, headers, api) changes the
+			// models the server has; it never hides them, so the provider
+			// is still discovered, at its baseUrl when it gives one. One
+			// that lists models of its own, or a discovery block, is the
+			// whole definition.
+			if len(pc.models) > 0 || pc.discovery != "" {
+				continue
+			}
+			if pc.baseURL != "" {
+				d.BaseURL, d.Implicit = pc.baseURL, false
+			}
+			if pc.api != "" {
+				d.API = pc.api
+			}
 		}
 		// Each local provider is discovered the way its name says.
-		r.discoveries = append(r.discoveries, Discovery{Provider: lp.name, Type: lp.name, API: lp.api, BaseURL: url, Implicit: true})
+		r.discoveries = append(r.discoveries, d)
 	}
 	for i := range r.models {
 		r.models[i] = r.finish(r.models[i])
@@ -586,8 +600,10 @@ func (r *Registry) Providers() []string {
 
 // Discoveries lists the providers whose models are found at run time: those
 // models.yml gives a discovery block, then the implicit local providers
-// (ollama, llama.cpp, lm-studio, with their *_BASE_URL overrides) that the
-// configuration does not name.
+// (ollama, llama.cpp, lm-studio, with their *_BASE_URL overrides) unless
+// the configuration defines them whole (models of their own, or a
+// discovery block): a configuration that only adjusts one (modelOverrides,
+// compat, baseUrl) keeps its discovery.
 func (r *Registry) Discoveries() []Discovery {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

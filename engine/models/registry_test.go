@@ -330,6 +330,46 @@ func TestImplicitLocalProviders(t *testing.T) {
 	}
 }
 
+// TestLocalOverridesKeepDiscovery: a configuration that only adjusts a
+// local provider keeps it discovered (issue 27: a modelOverrides entry for
+// ollama hid the server's models), at its baseUrl when it gives one.
+func TestLocalOverridesKeepDiscovery(t *testing.T) {
+	for _, tc := range []struct {
+		name, provider, json string
+		want                 *Discovery
+	}{
+		{"overrides only", "ollama", `{"providers":{"ollama":{"modelOverrides":{"tiny:latest":{"contextWindow":3072}}}}}`,
+			&Discovery{Provider: "ollama", Type: "ollama", API: "openai-responses", BaseURL: "http://127.0.0.1:11434", Implicit: true}},
+		{"a baseUrl", "ollama", `{"providers":{"ollama":{"baseUrl":"http://gpu:11434","modelOverrides":{"x":{"name":"X"}}}}}`,
+			&Discovery{Provider: "ollama", Type: "ollama", API: "openai-responses", BaseURL: "http://gpu:11434"}},
+		{"an api", "lm-studio", `{"providers":{"lm-studio":{"api":"openai-responses","compat":{"supportsStore":true}}}}`,
+			&Discovery{Provider: "lm-studio", Type: "lm-studio", API: "openai-responses", BaseURL: "http://127.0.0.1:1234/v1", Implicit: true}},
+		{"models of its own", "ollama", `{"providers":{"ollama":{"baseUrl":"http://gpu:11434","api":"ollama","auth":"none","models":[{"id":"m"}]}}}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := load(t, nil, map[string]string{"models.json": tc.json})
+			var got *Discovery
+			for _, d := range r.Discoveries() {
+				if d.Provider == tc.provider {
+					got = &d
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("discovery %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	// The overrides apply to what the server reports.
+	r := load(t, nil, map[string]string{"models.json": `{"providers":{"ollama":{"modelOverrides":{"tiny:latest":{"contextWindow":3072}}}}}`})
+	r.Add(engine.Model{ID: "tiny:latest", Provider: "ollama", API: "ollama", ContextWindow: 8192}, engine.Model{ID: "other:latest", Provider: "ollama", API: "ollama"})
+	if got := ids(r.Available()); !reflect.DeepEqual(got, []string{"ollama/tiny:latest", "ollama/other:latest"}) {
+		t.Errorf("Available: %v", got)
+	}
+	if m := find(t, r, "ollama", "tiny:latest"); m.ContextWindow != 3072 {
+		t.Errorf("override not applied: %+v", m)
+	}
+}
+
 func TestAddReplacesAndAppliesOverrides(t *testing.T) {
 	const yml = `providers:
   ollama:
