@@ -316,7 +316,7 @@ func TestImplicitLocalProviders(t *testing.T) {
 	}
 	want := []Discovery{
 		{Provider: "ollama", Type: "ollama", API: "openai-responses", BaseURL: "http://gpu:11434", Implicit: true},
-		{Provider: "llama.cpp", Type: "llama.cpp", API: "openai-responses", BaseURL: "http://127.0.0.1:8080", Implicit: true},
+		{Provider: "llama.cpp", Type: "llama.cpp", API: "openai-completions", BaseURL: "http://127.0.0.1:8080", Implicit: true},
 		{Provider: "lm-studio", Type: "lm-studio", API: "openai-completions", BaseURL: "http://127.0.0.1:1234/v1", Implicit: true},
 	}
 	if got := r.Discoveries(); !reflect.DeepEqual(got, want) {
