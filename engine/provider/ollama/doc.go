@@ -77,7 +77,12 @@
 // reports a line that is not JSON at all exactly as it reports an error
 // line, with the line as the error's text, so that one is kept as an
 // error of kind other.) A cancelled ctx returns
-// ctx.Err(). There are no retries here: the engine owns them.
+// ctx.Err(). There are no retries here: the engine owns them. The one
+// request sent twice is a different request: a model the server refuses
+// tools for (400 "... does not support tools", for a model discovery did
+// not describe) is asked again at once without them, with a StreamNotice
+// between (the first attempt streamed nothing), and the Provider remembers
+// the model so later calls leave the tools out from the start.
 //
 // The package ollamatest is a scripted stand-in for the server, for tests.
 package ollama
