@@ -415,7 +415,10 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 	var err error
 	var cut *ttsrCut // the rule that ended the call, if one did
 	q := newStreamQueue(s.cfg.Sink)
-	if ctx.Err() == nil {
+	// Once, or again when the request was refused for its size and the
+	// window could grow (window.go).
+	for again := true; again && ctx.Err() == nil; {
+		again = false
 		// The stream runs under its own context so the watchdog can end a
 		// silent provider without it counting as an abort.
 		sctx, scancel := context.WithCancelCause(ctx)
@@ -451,6 +454,15 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		}
 		r.ruleCut = cut != nil
 		scancel(nil)
+		if err != nil && cut == nil && ctx.Err() == nil {
+			s.Call(func() {
+				s.drainStream(r, q, -1)
+				again = s.growOnRefusal(r, req, err)
+			})
+			if again {
+				err, q = nil, newStreamQueue(s.cfg.Sink)
+			}
+		}
 	}
 	var msg *AssistantMessage
 	s.Call(func() {
