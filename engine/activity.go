@@ -71,6 +71,9 @@ type activities struct {
 	mu   sync.Mutex
 	next uint64
 	live map[uint64]activity
+	// expired holds, per kind, the cause every activity of that kind is
+	// cancelled with from now on, at once when it starts (see expire).
+	expired map[ActivityKind]error
 }
 
 type activity struct {
@@ -89,6 +92,9 @@ func (a *activities) add(kind ActivityKind, cancel context.CancelCauseFunc) (rem
 	a.next++
 	id := a.next
 	a.live[id] = activity{kind, cancel}
+	if cause := a.expired[kind]; cause != nil {
+		cancel(cause)
+	}
 	return func() {
 		a.mu.Lock()
 		delete(a.live, id)
@@ -112,6 +118,18 @@ func (a *activities) cancel(cause error, kinds ...ActivityKind) int {
 		}
 	}
 	return n
+}
+
+// expire cancels every activity of kind with cause, now and whenever one
+// starts later.
+func (a *activities) expire(kind ActivityKind, cause error) {
+	a.mu.Lock()
+	if a.expired == nil {
+		a.expired = map[ActivityKind]error{}
+	}
+	a.expired[kind] = cause
+	a.mu.Unlock()
+	a.cancel(cause, kind)
 }
 
 // count reports how many activities of kind are registered.

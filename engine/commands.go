@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // This file is the one place where the commands a prompt can invoke
 // ("/name args") are listed (Session.Commands: get_commands and
@@ -12,7 +15,8 @@ import "strings"
 //     the prompt (no run);
 //  2. the extension input hook: continue, transform or handled;
 //  3. skill ("/skill:name args") and prompt-template ("/name args")
-//     expansion, the commandSources below.
+//     expansion, the commandSources below; a "/skill:name" that no
+//     source knows is refused (checkSkill) before the stages run.
 //
 // Steps 1 and 2 belong to the extensions (hooks.go): Prompt takes them
 // before the input stages (runExtensionCommand; the Input hook, which
@@ -87,6 +91,14 @@ func (s *Session) prepareInput(in Input) (Input, bool) {
 	return in, false
 }
 
+// plugCommands plugs the expansion of skills and templates in
+// (features.go) as the last input stage. Extension commands and the
+// extension input hook come before it, as Prompt's own steps
+// (extensions.md).
+func (s *Session) plugCommands() {
+	s.inputs = append(s.inputs, s.expandCommand)
+}
+
 // expandCommand is the last input stage: "/name args" naming a skill or a
 // prompt template becomes its text. Text that names no command passes
 // unchanged, as in the original. (actor)
@@ -102,6 +114,44 @@ func (s *Session) expandCommand(in Input) (Input, bool) {
 		}
 	}
 	return in, false
+}
+
+// UnknownSkillError refuses a prompt, steer or follow-up naming a skill
+// that is not loaded ("/skill:nosuch"). The original sends such text to
+// the model as typed; but "/skill:" is never prose, and a model handed a
+// skill name it has no skill for guesses, so the host is told instead,
+// with the skills there are.
+type UnknownSkillError struct {
+	Name   string
+	Skills []string // the loaded skills' names, in listing order
+}
+
+func (e *UnknownSkillError) Error() string {
+	if len(e.Skills) == 0 {
+		return fmt.Sprintf("Unknown skill %q: no skills are loaded (docs/skills.md says where they are found)", e.Name)
+	}
+	return fmt.Sprintf("Unknown skill %q; the skills are: %s", e.Name, strings.Join(e.Skills, ", "))
+}
+
+// checkSkill refuses "/skill:<name>" when no command source expands it.
+// (actor)
+func (s *Session) checkSkill(text string) error {
+	if !strings.HasPrefix(text, "/skill:") {
+		return nil
+	}
+	name, args := splitCommand(text[1:])
+	for _, src := range s.commandSources() {
+		if _, ok := src.Expand(name, args); ok {
+			return nil
+		}
+	}
+	e := &UnknownSkillError{Name: strings.TrimPrefix(name, "skill:")}
+	for _, c := range s.Commands() {
+		if sk, ok := strings.CutPrefix(c.Name, "skill:"); ok {
+			e.Skills = append(e.Skills, sk)
+		}
+	}
+	return e
 }
 
 // splitCommand cuts "name args" at the first white space.

@@ -195,3 +195,64 @@ func textOf(m Message) string {
 	}
 	return ""
 }
+
+// TestUnknownSkillRefused: "/skill:name" naming no loaded skill fails the
+// prompt, steer and follow-up with the skills there are; a known skill
+// and other slash text pass.
+func TestUnknownSkillRefused(t *testing.T) {
+	t.Parallel()
+	s := startSession(t, Config{Provider: textReply("ok"),
+		LoadResources: func(context.Context) Resources {
+			return Resources{Commands: namedCommands{"review", "skill:deploy", "skill:lint"}}
+		}})
+	<-s.Ready()
+	s.Call(func() {
+		var ue *UnknownSkillError
+		err := s.Prompt("/skill:deplyo now", PromptOptions{})
+		if !errors.As(err, &ue) || ue.Name != "deplyo" || err.Error() != `Unknown skill "deplyo"; the skills are: deploy, lint` {
+			t.Errorf("prompt: %v", err)
+		}
+		if err := s.Steer("/skill:x", nil); !errors.As(err, &ue) {
+			t.Errorf("steer: %v", err)
+		}
+		if err := s.FollowUp("/skill:", nil); !errors.As(err, &ue) || ue.Name != "" {
+			t.Errorf("follow-up: %v", err)
+		}
+		if err := s.Prompt("/not-a-command here", PromptOptions{}); err != nil {
+			t.Errorf("other slash text: %v", err)
+		}
+	})
+	waitIdle(s)
+	s.Call(func() {
+		if err := s.Prompt("/skill:deploy", PromptOptions{}); err != nil {
+			t.Errorf("known skill: %v", err)
+		}
+	})
+	empty := startSession(t, Config{Provider: textReply("ok")})
+	empty.Call(func() {
+		if err := empty.Prompt("/skill:deploy", PromptOptions{}); err == nil || err.Error() != `Unknown skill "deploy": no skills are loaded (docs/skills.md says where they are found)` {
+			t.Errorf("no skills: %v", err)
+		}
+	})
+}
+
+// namedCommands is a CommandSource of these names, each expanding to its
+// name.
+type namedCommands []string
+
+func (n namedCommands) Commands() []SlashCommand {
+	out := make([]SlashCommand, 0, len(n))
+	for _, name := range n {
+		out = append(out, SlashCommand{Name: name})
+	}
+	return out
+}
+
+func (n namedCommands) Expand(name, _ string) (string, bool) {
+	for _, c := range n {
+		if c == name {
+			return name, true
+		}
+	}
+	return "", false
+}

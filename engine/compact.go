@@ -156,10 +156,6 @@ type compactState struct {
 // (never written to the user's settings). (actor)
 func (s *Session) SetAutoCompaction(enabled bool) { s.compact.disabled = !enabled }
 
-// AutoCompactionEnabled reports whether automatic compaction is on.
-// (actor)
-func (s *Session) AutoCompactionEnabled() bool { return !s.compact.disabled }
-
 // compactionJob is one compaction's work, snapshotted on the executor
 // and run off it.
 type compactionJob struct {

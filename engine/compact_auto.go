@@ -60,6 +60,14 @@ func silentOverflow(msg *AssistantMessage, window int) bool {
 // overflow errors (a context that a summary cannot shrink must not loop).
 const maxOverflowRecoveries = 3
 
+// plugCompaction plugs automatic compaction in (features.go): on unless
+// the configuration turns it off, and a post-run stage. (The compaction
+// before a prompt is Prompt's own step.)
+func (s *Session) plugCompaction() {
+	s.compact.disabled = s.cfg.Compaction.Disabled
+	s.stages = append(s.stages, s.compactionStage)
+}
+
 // compactionStage is the post-run decision of automatic compaction, after
 // retry. (actor)
 func (s *Session) compactionStage(r *run, aborted bool) *postRun {

@@ -274,11 +274,17 @@ func conversationPrompt(conversation, previous string, extra []string, instructi
 // parts that also leave room for the summary so far (which grows to at
 // most the output budget). A part is never smaller than
 // minChunkTokens; a message larger than a part is cut.
+//
+// At most maxSummaryChunks parts are made: the conversation is walked
+// from its newest message back, and what would need more parts is left
+// out, with a note at the head of the first part saying how much. So the
+// work of one compaction is bounded (a 1 GiB session took ~2,500
+// sequential calls), and so is its memory: the messages left out are
+// never serialised, and the whole is never built when it does not fit.
 func (j *summaryJob) chunks(prep *CompactionPreparation) []string {
 	window := int64(j.model.ContextWindow)
-	whole := serializeConversation(prep.ToSummarize)
 	if window <= 0 {
-		return []string{whole}
+		return []string{serializeConversation(prep.ToSummarize)}
 	}
 	// Estimates (chars/4) become real tokens through the ratio.
 	ratio := max(prep.Ratio, 1)
@@ -288,22 +294,55 @@ func (j *summaryJob) chunks(prep *CompactionPreparation) []string {
 	for _, e := range j.extra {
 		overhead += len(e) + 4
 	}
-	if real(len(whole)+overhead+len(prep.PreviousSummary)) <= window-out {
-		return []string{whole}
-	}
 	roomTokens := window - out - max(out, real(len(prep.PreviousSummary))) - real(overhead)
 	limit := int(float64(roomTokens) * 4 / ratio)
 	limit = max(limit, minChunkTokens*4)
-	var chunks []string
-	var cur strings.Builder
-	for _, m := range ConvertToLLM(prep.ToSummarize) {
-		part := serializeMessage(m)
+
+	// From the newest message back: the parts, and how many chunks they
+	// need packed greedily from this end (greedy packing gives the fewest
+	// chunks from either end, so packing the same parts forward below
+	// needs no more).
+	msgs := ConvertToLLM(prep.ToSummarize)
+	var parts []string // newest first
+	total, start := 0, 0
+	n, fill := 0, 0 // chunks so far, and the size of the newest-first one being filled
+	fitsWhole := true
+	for i := len(msgs) - 1; i >= 0; i-- {
+		part := serializeMessage(msgs[i])
 		if part == "" {
 			continue
+		}
+		if len(parts) > 0 {
+			total += 2
+		}
+		total += len(part)
+		if fitsWhole && real(total+overhead+len(prep.PreviousSummary)) > window-out {
+			fitsWhole = false
 		}
 		if len(part) > limit {
 			part = validPrefix(part, limit-64) + "\n[... message cut to fit the context window]"
 		}
+		switch {
+		case n == 0:
+			n, fill = 1, len(part)
+		case fill+2+len(part) > limit:
+			n, fill = n+1, len(part)
+		default:
+			fill += 2 + len(part)
+		}
+		if n > maxSummaryChunks {
+			start = i + 1
+			break
+		}
+		parts = append(parts, part)
+	}
+	if fitsWhole && start == 0 {
+		return []string{serializeConversation(prep.ToSummarize)}
+	}
+	var chunks []string
+	var cur strings.Builder
+	for k := len(parts) - 1; k >= 0; k-- {
+		part := parts[k]
 		if cur.Len() > 0 && cur.Len()+2+len(part) > limit {
 			chunks = append(chunks, cur.String())
 			cur.Reset()
@@ -316,7 +355,25 @@ func (j *summaryJob) chunks(prep *CompactionPreparation) []string {
 	if cur.Len() > 0 {
 		chunks = append(chunks, cur.String())
 	}
+	if start > 0 && len(chunks) > 0 {
+		// A line over the part's size at most: the overhead has room.
+		chunks[0] = fmt.Sprintf("[... the %d earliest messages (about %d tokens) are left out: one compaction summarises at most %d parts of a conversation, the newest]\n\n",
+			start, estimateAll(msgs[:start]), maxSummaryChunks) + chunks[0]
+	}
 	return chunks
+}
+
+// maxSummaryChunks bounds the history requests of one compaction (see
+// chunks): eight parts of the window, the newest of the conversation.
+const maxSummaryChunks = 8
+
+// estimateAll is the estimated tokens of msgs.
+func estimateAll(msgs []Message) int64 {
+	var n int64
+	for _, m := range msgs {
+		n += estimateTokens(m)
+	}
+	return n
 }
 
 // fitTail keeps the end of a serialised conversation that fits the window

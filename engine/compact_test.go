@@ -301,8 +301,8 @@ func TestCompactionCancelledByAbort(t *testing.T) {
 	s.Post(func() { s.Compact("", func(_ *CompactionResult, err error) { errs <- err }) })
 	<-started
 	s.Call(func() {
-		if !s.IsCompacting() || s.IsStreaming() {
-			t.Errorf("compacting %v streaming %v", s.IsCompacting(), s.IsStreaming())
+		if !s.isCompacting() || s.IsStreaming() {
+			t.Errorf("compacting %v streaming %v", s.isCompacting(), s.IsStreaming())
 		}
 	})
 	s.Cancel(AbortKinds...)

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/xcsh-go/xcsh/engine/internal/jsonscan"
 )
 
 // fastCorpus is every distinct message of the goldens (with -short, the
@@ -48,6 +50,28 @@ func fastCorpus(t testing.TB) (msgs, lines []string) {
 		`{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"isError":true,"timestamp":5} x`,
 		`{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"isError":true,"timestamp":5`,
 		`{"role":"bashExecution","command":"ls","output":"","cancelled":false,"truncated":false,"timestamp":1}`,
+		`{"role":"bashExecution","command":"ls","output":"x","exitCode":0,"cancelled":true,"truncated":false,"meta":{"a" : 1},"timestamp":1,"excludeFromContext":true}`,
+		`{"role":"bashExecution","command":"ls","output":"x","exitCode":null,"cancelled":false,"truncated":false,"timestamp":1,"excludeFromContext":null}`,
+		`{"role":"bashExecution","command":"ls","output":"x","exitCode":1.5,"cancelled":false,"truncated":false,"timestamp":1}`,
+		`{"role":"bashExecution","command":"ls","output":"x","cancelled":false,"truncated":false,"timestamp":1,"excludeFromContext":false}`,
+		`{"role":"pythonExecution","code":"1","output":"","exitCode":2,"cancelled":false,"truncated":true,"timestamp":1,"excludeFromContext":false}`,
+		`{"role":"pythonExecution","code":"1","output":"","cancelled":false,"truncated":true,"timestamp":1,"Code":"2"}`,
+		`{"role":"developer","content":"x","timestamp":1}`,
+		`{"role":"developer","content":[{"type":"text","text":"x"}],"attribution":"agent","providerPayload":[1],"timestamp":1}`,
+		`{"role":"custom","customType":"t","content":"x","display":false,"timestamp":1}`,
+		`{"role":"hookMessage","customType":"t","content":[],"display":true,"details":{"k":[]},"attribution":"agent","timestamp":1}`,
+		`{"role":"custom","customType":"t","content":"x","display":false,"details":null,"timestamp":1}`,
+		`{"role":"custom","customType":"t","content":"x","display":null,"timestamp":1}`,
+		`{"role":"branchSummary","summary":"s","fromId":"root","timestamp":1}`,
+		`{"role":"branchSummary","summary":"s","fromId":"root","timestamp":1,"summary":"t"}`,
+		`{"role":"compactionSummary","summary":"s","shortSummary":"t","tokensBefore":10,"providerPayload":{},"timestamp":1}`,
+		`{"role":"compactionSummary","summary":"s","tokensBefore":1e3,"timestamp":1}`,
+		`{"role":"fileMention","files":[],"timestamp":1}`,
+		`{"role":"fileMention","files":null,"timestamp":1}`,
+		`{"role":"fileMention","files":[{"path":"a","content":"b","lineCount":0,"byteSize":3,"skippedReason":"tooLarge","image":{"type":"image","data":"x","mimeType":"image/png"}},{"path":"c","content":""}],"timestamp":1}`,
+		`{"role":"fileMention","files":[{"path":"a","content":"b","image":null}],"timestamp":1}`,
+		`{"role":"fileMention","files":[{"path":"a","content":"b","image":{"type":"audio"}}],"timestamp":1}`,
+		`{"role":"fileMention","files":[{"content":"b"}],"timestamp":1}`,
 	)
 	for _, l := range entryLines {
 		lines = append(lines, l)
@@ -79,20 +103,12 @@ func fastCorpus(t testing.TB) (msgs, lines []string) {
 	return msgs, lines
 }
 
-// goldenMessages is every distinct message of the golden transcripts.
-func goldenMessages(t testing.TB) (msgs []string) {
-	for _, g := range goldenSet(t) {
-		msgs = append(msgs, g.raw)
-	}
-	return msgs
-}
-
 // checkFastMessage fails when the fast decoder accepts data and decodes it
 // to anything but what the general decoder gives.
 func checkFastMessage(t testing.TB, data []byte) {
-	s := jscan{b: data}
-	m := s.hotMessage()
-	if s.ws(); m == nil || s.fail || s.i != len(s.b) {
+	s := fastScan{jsonscan.New(data, nil)}
+	m := s.roleMessage()
+	if m == nil || !s.End() {
 		return
 	}
 	want, err := decodeMessage(data)
@@ -136,13 +152,10 @@ func TestFastDecodeAgrees(t *testing.T) {
 			fast++
 		}
 	}
-	for _, m := range goldenMessages(t) {
-		hot := false
-		for _, r := range []string{"user", "assistant", "toolResult"} {
-			hot = hot || strings.HasPrefix(m, `{"role":"`+r+`"`)
-		}
-		if s := (jscan{b: []byte(m)}); hot && (s.hotMessage() == nil || s.fail) {
-			t.Errorf("a golden message takes the slow path: %s", m)
+	for _, g := range goldenSet(t) {
+		known := messageOfRole(g.role) != nil && strings.HasPrefix(g.raw, `{"role":`)
+		if s := (fastScan{jsonscan.New([]byte(g.raw), nil)}); known && (s.roleMessage() == nil || !s.End()) {
+			t.Errorf("a golden message takes the slow path: %s", g.raw)
 		}
 	}
 	if fast < len(lines)/2 {

@@ -27,8 +27,12 @@ func collectMessages(raw json.RawMessage, out *[]json.RawMessage) error {
 			return err
 		}
 		if r, ok := obj["role"]; ok && r[0] == '"' {
-			*out = append(*out, raw)
-			return nil
+			// The agent server's attach answers name a client's role
+			// (controller, observer): not a message.
+			if s := string(r); s != `"controller"` && s != `"observer"` {
+				*out = append(*out, raw)
+				return nil
+			}
 		}
 		keys := make([]string, 0, len(obj))
 		for k := range obj {

@@ -14,7 +14,9 @@
 // answer); under contention functions queue, bounded (backpressure), and
 // the Loop goroutine drains them. A function running on the executor must
 // not Post or Call (it would wait on itself once the queue is full); it
-// uses Later to defer work, and the engine's tests check this.
+// uses later to defer work, and the engine's tests check this. The queue
+// is serial.go; the session's plumbing on it (Post, Call, later, and emit
+// and now, which every feature uses) is executor.go.
 //
 // What may block the executor, exactly: a Sink write (stdout under
 // backpressure, which is the host's own pace) and a Store append (one
@@ -60,32 +62,39 @@
 //
 // # Where features plug in
 //
-// A prompt's text passes the input stages (commands.go) before it becomes
-// a user message: extension commands and the extension input hook will
-// take their places before the expansion of skills and templates
-// (expandCommand). Session.Commands is the one listing of the slash
-// commands a host may offer, from the CommandSources of the configuration
-// (extensions) and of the resources.
+// A prompt's text takes Prompt's own extension steps first (hooks.go: an
+// extension's slash command runs instead; the Input hook, when wanted, sees
+// it off the executor), then the input stages (Session.inputs, commands.go:
+// the expansion of skills and templates, expandCommand) before it becomes a
+// user message. Session.Commands is the one listing of the slash commands a
+// host may offer, from the CommandSources of the configuration (extensions)
+// and of the resources.
 //
-// The resources (instruction files, skills, templates) are read on their
-// own goroutine once Loop starts (Config.LoadResources) and installed on
-// the executor; Ready is closed then, and the fronts handle no command
+// The resources (instruction files, skills, templates, rules) are read on
+// their own goroutine once Loop starts (Config.LoadResources) and
+// installed on the executor; Ready is closed then, and the fronts handle no command
 // before it, so a prompt sent right after ready finds its template while
 // ready itself waits for no disk. Tools that change at run time (one MCP
 // server each) are tool groups (SetToolGroup); before each model call the
 // run lets the ToolSources settle, so the call offers what they know of.
 //
-// After agent_end the run goroutine asks the post-run stages, in order
-// (postStage: retry, TTSR, automatic compaction, todo reminders), for more
-// work; the first that asks gets it, as a postRun with its own phase and
-// cancellable activity, and what the next run starts with. A prompt may
-// get such work before its run too (the pre-prompt compaction). While a
-// model call streams, every event passes the stream watches (streamWatch)
-// before it is applied, beside the idle watchdog; the TTSR watch ends a
-// call that breaks a rule. Compaction (compact*.go) prepares and summarises
-// off the executor through the session's Provider; extensions plug in with
-// AddCompactionHook. Todos (todo*.go) are actor state with clear timers on
-// the session's clock.
+// Each feature plugs into the session's lists through one function in its
+// own file (plugRetry, plugTTSR, ...), and features.go calls them in the
+// one order that counts: its post-run stages, its stream watches, its input
+// stages and what it forgets or re-reads when a record is installed
+// (onInstall). After agent_end the run goroutine asks the post-run stages,
+// in order (postStage: retry, TTSR, automatic compaction, todo reminders),
+// for more work; the first that asks gets it, as a postRun with its own
+// phase and cancellable activity, and what the next run starts with. A
+// prompt may get such work before its run too (the pre-prompt compaction).
+// While a model call streams, every event passes the stream watches
+// (streamWatch) before it is applied, beside the idle watchdog; the TTSR
+// watch ends a call that breaks a rule. Rules without a condition
+// (promptrules.go) are in the system prompt, or attached after the turn
+// whose tool calls touched a file they match. Compaction (compact*.go) prepares
+// and summarises off the executor through the session's Provider;
+// extensions plug in with AddCompactionHook. Todos (todo*.go) are actor
+// state with clear timers on the session's clock.
 //
 // What lives outside the process (extensions) plugs in through one port,
 // Hooks (hooks.go), wired by Config.Hooks: the session asks Has before it
@@ -112,7 +121,7 @@
 // running, retrying, compacting or switching. agent_end does not imply
 // idle; a run's goroutine may go on with post-run work (retry backoff,
 // auto-compaction, a todo reminder, a TTSR retry) while the phase keeps
-// the session busy, and WhenIdle, IsStreaming and IsCompacting derive from
+// the session busy, and WhenIdle, IsStreaming and isCompacting derive from
 // it (a compaction that belongs to a prompt is both streaming and
 // compacting; a manual one only compacting).
 //
@@ -122,7 +131,9 @@
 // Cancel cancels by kind at once, ahead of anything queued (abort passes
 // AbortKinds); the cancelled work then winds down through the executor as
 // usual, emitting its closing events (message_end with stopReason
-// "aborted", turn_end, agent_end). Persistence ignores cancellation.
+// "aborted", turn_end, agent_end). Persistence ignores cancellation. A
+// kind can also expire: LimitCompactions (the RPC front's EOF drain)
+// cancels every compaction past a bound, and each that starts later.
 //
 // # The session record
 //
@@ -156,7 +167,11 @@
 // order of the original agent, and decodes itself (DecodeMessage dispatches
 // on the role): decoding then encoding gives the bytes decoded, so a
 // session file loads and saves unchanged, even one holding roles or block
-// types this package does not know.
+// types this package does not know. The encoder, the fast decoder and the
+// general decoder of each message, block, usage and file mention are
+// generated from one table per object (internal/codecgen, go generate),
+// so they cannot disagree about a key; the fast decoder reads a session
+// file's lines in one pass with the lexer of internal/jsonscan.
 //
 // # Determinism
 //

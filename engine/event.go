@@ -17,7 +17,7 @@ type Event interface {
 
 // Sink receives events in production order. It is called from the
 // session's executor and may block (backpressure); it must not call back
-// into the session (Post or Call; Later is allowed).
+// into the session (Post or Call).
 type Sink interface {
 	Event(ev Event)
 }

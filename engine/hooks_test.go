@@ -434,7 +434,7 @@ func TestBeforeSwitchCancelsAndSessionEventsAreObserved(t *testing.T) {
 	if len(asked) != 3 || asked[0].Reason != "new" || asked[1].Reason != "fork" || asked[1].EntryID != entry {
 		t.Fatalf("asked %+v", asked)
 	}
-	s.Call(func() { s.SetModel(Model{ID: "other", Provider: "fake"}) })
+	s.Call(func() { s.setModel(Model{ID: "other", Provider: "fake"}, "set") })
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if got := strings.Join(h.observed, " "); got != "session_shutdown session_start:new model_select:set" {

@@ -20,10 +20,10 @@ type HostToolDef struct {
 	Hidden      bool   // registered but not offered to the model
 }
 
-// NewHostTool returns the Tool that runs def on the host through the
+// newHostTool returns the Tool that runs def on the host through the
 // session's HostLink. Host tools are shared: several calls may be
 // outstanding at once.
-func (s *Session) NewHostTool(def HostToolDef) Tool { return &hostTool{s: s, def: def} }
+func (s *Session) newHostTool(def HostToolDef) Tool { return &hostTool{s: s, def: def} }
 
 type hostTool struct {
 	s   *Session

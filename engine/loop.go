@@ -15,7 +15,7 @@ var errAborted = errors.New(AbortedMessage)
 type run struct {
 	newMessages []Message
 	// tools is the tool set the current request offered: tool calls are
-	// resolved against it, whatever SetTools did meanwhile. Written on the
+	// resolved against it, whatever setTools did meanwhile. Written on the
 	// executor in buildRequest, read by the run goroutine after that Call.
 	tools []Tool
 	model Model // the model of the current request
@@ -310,6 +310,7 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 			}
 			s.Call(func() {
 				s.emit(TurnEnd{Message: msg, ToolResults: results})
+				s.attachFileRules(toolCalls) // for the next call: promptrules.go
 				if steer != nil {
 					pending = steer
 				} else {

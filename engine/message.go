@@ -1,9 +1,11 @@
 package engine
 
-import (
-	"encoding/json"
-	"strconv"
-)
+import "encoding/json"
+
+// The codec of every message type, content block, usage and file mention
+// (AppendJSON, MarshalJSON, UnmarshalJSON and the fast readers) is
+// generated from one table per object: see internal/codecgen.
+//go:generate go run ./internal/codecgen/cmd/codecgen
 
 // Message is any message of the agent's context: the LLM roles (user,
 // assistant, toolResult) and the coding-agent roles (bashExecution, ...).
@@ -51,47 +53,6 @@ type ContentBlock struct {
 // TextBlock returns a text content block.
 func TextBlock(s string) ContentBlock { return ContentBlock{Type: BlockText, Text: s} }
 
-// AppendJSON appends the block's JSON encoding.
-func (b *ContentBlock) AppendJSON(dst []byte) []byte {
-	if b.raw != nil {
-		return append(dst, b.raw...)
-	}
-	dst = append(dst, `{"type":`...)
-	dst = AppendJSONString(dst, b.Type)
-	switch b.Type {
-	case BlockText:
-		dst = appendStringField(dst, "text", b.Text)
-		if b.TextSignature != "" {
-			dst = appendStringField(dst, "textSignature", b.TextSignature)
-		}
-	case BlockThinking:
-		dst = appendStringField(dst, "thinking", b.Thinking)
-		if b.ThinkingSignature != "" {
-			dst = appendStringField(dst, "thinkingSignature", b.ThinkingSignature)
-		}
-	case BlockRedactedThinking:
-		dst = appendStringField(dst, "data", b.Data)
-	case BlockImage:
-		dst = appendStringField(dst, "data", b.Data)
-		dst = appendStringField(dst, "mimeType", b.MimeType)
-	case BlockToolCall:
-		dst = appendStringField(dst, "id", b.ID)
-		dst = appendStringField(dst, "name", b.Name)
-		args := b.Arguments
-		if len(args) == 0 {
-			args = []byte("{}")
-		}
-		dst = appendRawField(dst, "arguments", args)
-		if b.ThoughtSignature != "" {
-			dst = appendStringField(dst, "thoughtSignature", b.ThoughtSignature)
-		}
-		if b.Intent != "" {
-			dst = appendStringField(dst, "intent", b.Intent)
-		}
-	}
-	return append(dst, '}')
-}
-
 // MarshalJSON implements json.Marshaler.
 func (b ContentBlock) MarshalJSON() ([]byte, error) { return b.AppendJSON(nil), nil }
 
@@ -134,24 +95,6 @@ type Usage struct {
 	TotalTokens     int64
 	PremiumRequests *int64
 	Cost            Cost
-}
-
-// AppendJSON appends the usage object.
-func (u *Usage) AppendJSON(dst []byte) []byte {
-	dst = strconv.AppendInt(append(dst, `{"input":`...), u.Input, 10)
-	dst = appendIntField(dst, "output", u.Output)
-	dst = appendIntField(dst, "cacheRead", u.CacheRead)
-	dst = appendIntField(dst, "cacheWrite", u.CacheWrite)
-	dst = appendIntField(dst, "totalTokens", u.TotalTokens)
-	if u.PremiumRequests != nil {
-		dst = appendIntField(dst, "premiumRequests", *u.PremiumRequests)
-	}
-	dst = appendFloat(append(dst, `,"cost":{"input":`...), u.Cost.Input)
-	dst = appendFloat(appendKey(dst, "output"), u.Cost.Output)
-	dst = appendFloat(appendKey(dst, "cacheRead"), u.Cost.CacheRead)
-	dst = appendFloat(appendKey(dst, "cacheWrite"), u.Cost.CacheWrite)
-	dst = appendFloat(appendKey(dst, "total"), u.Cost.Total)
-	return append(dst, '}', '}')
 }
 
 // ApplyCost fills u.Cost from the model's per-million prices.
@@ -198,36 +141,6 @@ type UserMessage struct {
 // Role implements Message.
 func (*UserMessage) Role() string { return "user" }
 
-// MarshalJSON implements json.Marshaler.
-func (m *UserMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
-}
-
-func (m *UserMessage) sizeHint() int {
-	return 96 + blocksHint(m.Content) + len(m.Attribution) + len(m.ProviderPayload)
-}
-
-// AppendJSON appends the message's encoding (what MarshalJSON returns)
-// to dst.
-func (m *UserMessage) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"role":"user","content":`...)
-	dst = appendContent(dst, m.Content, m.StringContent)
-	if m.Synthetic {
-		dst = appendBoolField(dst, "synthetic", true)
-	}
-	if attr := m.Attribution; attr != "" || !m.noAttribution {
-		if attr == "" {
-			attr = "user"
-		}
-		dst = appendStringField(dst, "attribution", attr)
-	}
-	if m.ProviderPayload != nil {
-		dst = appendRawField(dst, "providerPayload", m.ProviderPayload)
-	}
-	dst = appendIntField(dst, "timestamp", m.Timestamp)
-	return append(dst, '}')
-}
-
 // Text returns the concatenated text blocks.
 func (m *UserMessage) Text() string { return joinText(m.Content) }
 
@@ -249,50 +162,6 @@ type AssistantMessage struct {
 
 // Role implements Message.
 func (*AssistantMessage) Role() string { return "assistant" }
-
-// MarshalJSON implements json.Marshaler.
-func (m *AssistantMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
-}
-
-func (m *AssistantMessage) sizeHint() int {
-	return 320 + blocksHint(m.Content) + len(m.API) + len(m.Provider) + len(m.Model) + len(m.ResponseID) + strHint(m.ErrorMessage) + len(m.ProviderPayload)
-}
-
-// AppendJSON appends the message's encoding (what MarshalJSON returns)
-// to dst.
-func (m *AssistantMessage) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"role":"assistant","content":`...)
-	dst = appendBlocks(dst, m.Content)
-	return m.appendTail(dst)
-}
-
-// appendTail appends everything after "content" (including the closing
-// brace). The streaming partial caches these bytes.
-func (m *AssistantMessage) appendTail(dst []byte) []byte {
-	dst = appendStringField(dst, "api", m.API)
-	dst = appendStringField(dst, "provider", m.Provider)
-	dst = appendStringField(dst, "model", m.Model)
-	if m.ResponseID != "" {
-		dst = appendStringField(dst, "responseId", m.ResponseID)
-	}
-	dst = m.Usage.AppendJSON(appendKey(dst, "usage"))
-	dst = appendStringField(dst, "stopReason", string(m.StopReason))
-	if m.ErrorMessage != "" {
-		dst = appendStringField(dst, "errorMessage", m.ErrorMessage)
-	}
-	if m.ProviderPayload != nil {
-		dst = appendRawField(dst, "providerPayload", m.ProviderPayload)
-	}
-	dst = appendIntField(dst, "timestamp", m.Timestamp)
-	if m.Duration != nil {
-		dst = appendFloat(appendKey(dst, "duration"), *m.Duration)
-	}
-	if m.TTFT != nil {
-		dst = appendFloat(appendKey(dst, "ttft"), *m.TTFT)
-	}
-	return append(dst, '}')
-}
 
 // Text returns the concatenated text blocks.
 func (m *AssistantMessage) Text() string { return joinText(m.Content) }
@@ -324,39 +193,6 @@ type ToolResultMessage struct {
 // Role implements Message.
 func (*ToolResultMessage) Role() string { return "toolResult" }
 
-// MarshalJSON implements json.Marshaler.
-func (m *ToolResultMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
-}
-
-func (m *ToolResultMessage) sizeHint() int {
-	return 160 + len(m.ToolCallID) + len(m.ToolName) + blocksHint(m.Content) + len(m.Details) + len(m.Attribution)
-}
-
-// AppendJSON appends the message's encoding (what MarshalJSON returns)
-// to dst.
-func (m *ToolResultMessage) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"role":"toolResult"`...)
-	dst = appendStringField(dst, "toolCallId", m.ToolCallID)
-	dst = appendStringField(dst, "toolName", m.ToolName)
-	dst = appendBlocks(appendKey(dst, "content"), m.Content)
-	if m.Details != nil {
-		dst = appendRawField(dst, "details", m.Details)
-	}
-	dst = appendBoolField(dst, "isError", m.IsError)
-	if m.IsWarning != nil {
-		dst = appendBoolField(dst, "isWarning", *m.IsWarning)
-	}
-	if m.Attribution != "" {
-		dst = appendStringField(dst, "attribution", m.Attribution)
-	}
-	if m.PrunedAt != 0 {
-		dst = appendIntField(dst, "prunedAt", m.PrunedAt)
-	}
-	dst = appendIntField(dst, "timestamp", m.Timestamp)
-	return append(dst, '}')
-}
-
 // BashExecutionMessage records a shell command the host ran with the RPC
 // bash command; the next model call sees it as a user message.
 type BashExecutionMessage struct {
@@ -372,42 +208,6 @@ type BashExecutionMessage struct {
 
 // Role implements Message.
 func (*BashExecutionMessage) Role() string { return "bashExecution" }
-
-// MarshalJSON implements json.Marshaler.
-func (m *BashExecutionMessage) MarshalJSON() ([]byte, error) {
-	return m.AppendJSON(make([]byte, 0, m.sizeHint())), nil
-}
-
-func (m *BashExecutionMessage) sizeHint() int {
-	return 192 + strHint(m.Command) + strHint(m.Output) + len(m.Meta)
-}
-
-// AppendJSON appends the message's encoding (what MarshalJSON returns)
-// to dst.
-func (m *BashExecutionMessage) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"role":"bashExecution"`...)
-	dst = appendStringField(dst, "command", m.Command)
-	dst = appendExecution(dst, m.Output, m.ExitCode, m.Cancelled, m.Truncated, m.Meta, m.Timestamp)
-	if m.ExcludeFromContext {
-		dst = appendBoolField(dst, "excludeFromContext", true)
-	}
-	return append(dst, '}')
-}
-
-// appendExecution appends the keys from "output" to "timestamp", which
-// the two execution roles (bash and python) write alike and in this order.
-func appendExecution(dst []byte, output string, exitCode *int, cancelled, truncated bool, meta []byte, timestamp int64) []byte {
-	dst = appendStringField(dst, "output", output)
-	if exitCode != nil {
-		dst = appendIntField(dst, "exitCode", int64(*exitCode))
-	}
-	dst = appendBoolField(dst, "cancelled", cancelled)
-	dst = appendBoolField(dst, "truncated", truncated)
-	if meta != nil {
-		dst = appendRawField(dst, "meta", meta)
-	}
-	return appendIntField(dst, "timestamp", timestamp)
-}
 
 func joinText(blocks []ContentBlock) string {
 	var n int
@@ -442,17 +242,22 @@ func strHint(s string) int { return len(s) + len(s)/8 }
 func blocksHint(blocks []ContentBlock) int {
 	n := 2
 	for i := range blocks {
-		b := &blocks[i]
-		if b.raw != nil {
-			n += len(b.raw) + 1
-			continue
-		}
-		if b.Type == BlockToolCall {
-			n += 32 // its id, name and arguments keys
-		}
-		n += 32 + strHint(b.Text) + len(b.TextSignature) + strHint(b.Thinking) + len(b.ThinkingSignature) +
-			len(b.Data) + len(b.MimeType) + len(b.ID) + len(b.Name) + len(b.Arguments) + len(b.ThoughtSignature) +
-			strHint(b.Intent)
+		n += 1 + blocks[i].sizeHint()
+	}
+	return n
+}
+
+func blockPtrHint(b *ContentBlock) int {
+	if b == nil {
+		return 0
+	}
+	return b.sizeHint()
+}
+
+func fileMentionsHint(fs []FileMention) int {
+	n := 2
+	for i := range fs {
+		n += 1 + fs[i].sizeHint()
 	}
 	return n
 }

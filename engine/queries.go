@@ -151,7 +151,7 @@ type pageCursor struct {
 // cursor that is not one and ErrStaleCursor for one made before the
 // session changed. (actor)
 func (s *Session) Page(cursor string, limit int, desc bool) (MessagesPage, error) {
-	if s.IsStreaming() || s.IsCompacting() {
+	if s.IsStreaming() || s.isCompacting() {
 		return MessagesPage{}, ErrSessionBusy
 	}
 	cur := pageCursor{Key: s.set.id + "/" + s.rec.leaf, Desc: desc}
@@ -187,10 +187,10 @@ func (s *Session) Page(cursor string, limit int, desc bool) (MessagesPage, error
 	return p, nil
 }
 
-// UserEntry returns the text and parent of a user message entry; ok is
+// userEntry returns the text and parent of a user message entry; ok is
 // false when id names no such entry (branch and fork start from one).
 // (actor)
-func (s *Session) UserEntry(id string) (text, parent string, ok bool) {
+func (s *Session) userEntry(id string) (text, parent string, ok bool) {
 	i, found := s.rec.index[id]
 	if !found {
 		return "", "", false
@@ -203,11 +203,11 @@ func (s *Session) UserEntry(id string) (text, parent string, ok bool) {
 	return t, e.ParentID, true
 }
 
-// BranchEntries returns the entries from the root to id, for a new file
+// branchEntries returns the entries from the root to id, for a new file
 // that continues from there: label entries are dropped from the path and
 // re-appended at its end for the labels that target an entry on it, as the
 // original's branched sessions are written. (actor)
-func (s *Session) BranchEntries(id string) []*Entry {
+func (s *Session) branchEntries(id string) []*Entry {
 	path := s.rec.branch(id)
 	on := make(map[string]bool, len(path))
 	out := make([]*Entry, 0, len(path))

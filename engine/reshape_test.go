@@ -204,7 +204,7 @@ type shellFunc func(string) BashResult
 
 func (f shellFunc) Exec(ctx context.Context, cmd string) (BashResult, error) { return f(cmd), nil }
 
-// A run offers the tool set current when it builds each request; SetTools
+// A run offers the tool set current when it builds each request; setTools
 // during a call changes the next request, and get_state's dumpTools shows
 // the new set at once, even when it has the same size as the old one.
 func TestToolSetSnapshotAndStateCache(t *testing.T) {
@@ -242,7 +242,7 @@ func TestToolSetSnapshotAndStateCache(t *testing.T) {
 	})
 	<-called // the first request has been built: it offered "a"
 	s.Call(func() {
-		s.SetTools([]Tool{b})
+		s.setTools([]Tool{b})
 		after := string(s.AppendStateJSON(nil))
 		if !strings.Contains(before, `"name":"a"`) || !strings.Contains(after, `"name":"b"`) || strings.Contains(after, `"name":"a"`) {
 			t.Fatalf("dumpTools not refreshed:\n%s\n%s", before, after)
@@ -289,7 +289,7 @@ func TestPostRunPhaseKeepsSessionBusy(t *testing.T) {
 	})
 	<-waiting
 	s.Call(func() {
-		if s.Phase() != PhaseRetrying || !s.IsStreaming() || s.IsCompacting() {
+		if s.Phase() != PhaseRetrying || !s.IsStreaming() || s.isCompacting() {
 			t.Fatalf("phase %v", s.Phase())
 		}
 		if err := s.Prompt("again", PromptOptions{}); !errors.Is(err, ErrBusy) {
@@ -491,7 +491,7 @@ func TestPostFromExecutorIsCaught(t *testing.T) {
 		t.Fatal("Post from the executor was not caught")
 	}
 	ran := make(chan struct{})
-	s.Call(func() { s.Later(func() { close(ran) }) })
+	s.Call(func() { s.later(func() { close(ran) }) })
 	<-ran
 }
 

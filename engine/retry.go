@@ -124,9 +124,6 @@ func (s *Session) AbortRetry(done func()) {
 // SetAutoRetry turns automatic retry on or off for the session. (actor)
 func (s *Session) SetAutoRetry(enabled bool) { s.retry.disabled = !enabled }
 
-// AutoRetryEnabled reports whether automatic retry is on. (actor)
-func (s *Session) AutoRetryEnabled() bool { return !s.retry.disabled }
-
 // lastAssistant returns the run's last assistant message.
 func (r *run) lastAssistant() *AssistantMessage {
 	for i := len(r.newMessages) - 1; i >= 0; i-- {
@@ -135,6 +132,13 @@ func (r *run) lastAssistant() *AssistantMessage {
 		}
 	}
 	return nil
+}
+
+// plugRetry plugs auto-retry in (features.go): the first post-run stage,
+// and a new record starts with no retry in progress.
+func (s *Session) plugRetry() {
+	s.stages = append(s.stages, s.retryStage)
+	s.onInstall = append(s.onInstall, func() { s.retry.attempt = 0 })
 }
 
 // retryStage is the post-run decision of auto-retry, taken in the step

@@ -325,15 +325,13 @@ func TestStalledStreamEndsAndIsRetried(t *testing.T) {
 	}
 }
 
-func TestSecretsAndRedact(t *testing.T) {
+// A protocol failure (a page where a stream was asked for) is never
+// retried, whatever its text says.
+func TestProtocolErrorsAreNotRetried(t *testing.T) {
 	t.Parallel()
-	m := Model{Headers: map[string]string{"Authorization": "Bearer tok-123456", "X-Team": "platform", "X-Api-Key": "k-999999", "X-V": "1"}}
-	got := Redact("key sk-abcdef, auth tok-123456, header k-999999, team platform, version 1", Secrets(m, "sk-abcdef"))
-	if got != "key [redacted], auth [redacted], header [redacted], team platform, version 1" {
-		t.Fatal(got)
-	}
-	if len(Secrets(Model{}, "abc")) != 0 {
-		t.Fatal("a 3-character placeholder key is not a secret")
+	msg := &AssistantMessage{StopReason: StopError, ErrorMessage: `the server answered 200 with text/html instead of an event stream: "<title>502 Bad Gateway</title>"`}
+	if retryable(msg, &ProviderError{Kind: ErrorProtocol, Message: msg.ErrorMessage}) {
+		t.Error("a protocol error whose text says 502 was retried")
 	}
 }
 

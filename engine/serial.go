@@ -62,7 +62,7 @@ func (e *serial) post(fn func()) {
 	e.mu.Lock()
 	if checkReentry && e.busy && e.owner == goroutineID() {
 		e.mu.Unlock()
-		panic("engine: Post or Call from a function running on the executor (use Later)")
+		panic("engine: Post or Call from a function running on the executor (use Session.later)")
 	}
 	if !e.busy && len(e.queue) == 0 {
 		e.busy = true

@@ -143,6 +143,7 @@ type Session struct {
 	interruptMode string
 	todo          todoState
 	compact       compactState
+	drain         drainLimit // LimitCompactions
 	ttsr          ttsrState
 	idleWaiters   []func()
 	deferredBash  []Message // bash executions recorded while a run was active
@@ -156,17 +157,20 @@ type Session struct {
 	saveErr string
 	// stages are the post-run decision, taken in the step that emits
 	// agent_end: the first stage that asks for work gets it (see postRun).
-	// watches look at every event of a model call (see streamWatch). Both
-	// are set in New; features plug in there, tests in front.
-	stages  []postStage
-	watches []streamWatch
+	// watches look at every event of a model call (see streamWatch).
+	// onInstall run once a new record is in place (install). All three,
+	// and inputs, are filled by the features in features.go's order;
+	// tests add theirs after New.
+	stages    []postStage
+	watches   []streamWatch
+	onInstall []func()
 	// timers is the parent context of the session's own timers (todo
 	// auto-clear); Close cancels it (stopTimers) so they end with the
 	// session.
 	timers     context.Context
 	stopTimers context.CancelFunc
 	// inputs are the steps a prompt's text takes before it becomes a user
-	// message (commands.go): set in New, in the family's order.
+	// message (commands.go), in the family's order (features.go).
 	inputs []inputStage
 	// res are the resources read at start (setup.go), installed on the
 	// executor; ready is closed once they are.
@@ -214,23 +218,12 @@ func New(cfg Config) *Session {
 		steeringMode:  ModeOneAtATime,
 		followUpMode:  ModeOneAtATime,
 		interruptMode: ModeWait,
-		compact:       compactState{disabled: cfg.Compaction.Disabled},
 	}
 	if s.rec.store == nil {
 		s.rec.store = &MemoryStore{}
 	}
-	// The post-run stages, in order. Auto-compaction and todo reminders
-	// take their places after retry (agent-core §6.2, §11.2).
-	s.stages = []postStage{s.retryStage, s.ttsrStage, s.compactionStage, s.todoStage}
-	// The rules come with the config and the resources read at start; the
-	// watch costs a nil check per event while there are none.
-	s.watches = []streamWatch{s.ttsrWatch}
-	s.ttsr.rules = cfg.Rules
 	s.timers, s.stopTimers = context.WithCancel(context.Background())
-	// The input stages, in order. Extension commands and the extension
-	// input hook take their places before the expansion of skills and
-	// templates (extensions.md).
-	s.inputs = []inputStage{s.expandCommand}
+	s.plugFeatures()
 	s.ready = make(chan struct{})
 	if cfg.LoadResources == nil {
 		close(s.ready)
@@ -256,25 +249,8 @@ func (s *Session) Stop() { close(s.stop) }
 // Loop returned; work still running must have been cancelled first.
 func (s *Session) Close() {
 	s.stopTimers()
+	s.drain.close()
 	s.wg.Wait()
-}
-
-// Post runs fn on the actor: now, on the calling goroutine, when the actor
-// is free, else after the functions posted before it. It blocks while the
-// queue is full (backpressure). It must not be called from a function
-// running on the executor (that would wait on itself once the queue is
-// full; use Later there); the tests check this.
-func (s *Session) Post(fn func()) { s.exec.post(fn) }
-
-// Later queues fn to run on the actor after the current function and
-// everything already queued, never blocking. (actor)
-func (s *Session) Later(fn func()) { s.exec.later(fn) }
-
-// Call runs fn on the actor and waits for it. Same restriction as Post.
-func (s *Session) Call(fn func()) {
-	done := make(chan struct{})
-	s.exec.post(func() { fn(); close(done) })
-	<-done
 }
 
 // Cancel cancels every registered activity of the given kinds (abort
@@ -283,14 +259,6 @@ func (s *Session) Cancel(kinds ...ActivityKind) { s.acts.cancel(errAborted, kind
 
 // Interrupt cancels the run and its post-run work: Cancel(AbortKinds...).
 func (s *Session) Interrupt() { s.Cancel(AbortKinds...) }
-
-func (s *Session) emit(ev Event) {
-	if s.cfg.Sink != nil {
-		s.cfg.Sink.Event(ev)
-	}
-}
-
-func (s *Session) now() int64 { return s.cfg.Clock.NowMillis() }
 
 // Phase reports what the session is doing. (actor)
 func (s *Session) Phase() Phase { return s.phase }
@@ -309,8 +277,8 @@ func (s *Session) IsStreaming() bool {
 // prompt in its Input hook. (actor)
 func (s *Session) idle() bool { return s.phase == PhaseIdle && len(s.hooked) == 0 }
 
-// IsCompacting reports whether a compaction is under way. (actor)
-func (s *Session) IsCompacting() bool { return s.phase == PhaseCompacting }
+// isCompacting reports whether a compaction is under way. (actor)
+func (s *Session) isCompacting() bool { return s.phase == PhaseCompacting }
 
 // WhenIdle calls fn on the actor once the session is idle (at once if it
 // is): no run, no post-run work and no prompt in its Input hook. (actor)
@@ -479,6 +447,9 @@ func (s *Session) admit(h *hookedPrompt) {
 // promptInput is Prompt past the extensions' steps: the remaining input
 // stages (expansion), then the prompt itself. (actor)
 func (s *Session) promptInput(in Input, opts PromptOptions) error {
+	if err := s.checkSkill(in.Text); err != nil { // commands.go
+		return err
+	}
 	in, handled := s.prepareInput(in)
 	if handled {
 		return nil
@@ -522,11 +493,15 @@ func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions)
 
 // Steer queues a steering message (delivered at the next turn boundary).
 // A text naming an extension's slash command fails with a
-// *CommandQueueError; a skill or template it names is expanded, as the
+// *CommandQueueError, one naming a skill that is not loaded with an
+// *UnknownSkillError; a skill or template it names is expanded, as the
 // original does. (actor)
 func (s *Session) Steer(text string, images []ContentBlock) error {
 	if name, _, ok := s.extensionCommand(text); ok {
 		return &CommandQueueError{Name: name}
+	}
+	if err := s.checkSkill(text); err != nil {
+		return err
 	}
 	in, _ := s.expandCommand(Input{Text: text, Images: images})
 	s.enqueue(&s.steering, s.userMessage(in.Text, in.Images))
@@ -538,6 +513,9 @@ func (s *Session) Steer(text string, images []ContentBlock) error {
 func (s *Session) FollowUp(text string, images []ContentBlock) error {
 	if name, _, ok := s.extensionCommand(text); ok {
 		return &CommandQueueError{Name: name}
+	}
+	if err := s.checkSkill(text); err != nil {
+		return err
 	}
 	in, _ := s.expandCommand(Input{Text: text, Images: images})
 	s.enqueue(&s.followUps, s.userMessage(in.Text, in.Images))
@@ -583,7 +561,7 @@ func (s *Session) State() State {
 		Model:                 s.set.model,
 		ThinkingLevel:         s.set.thinking,
 		IsStreaming:           s.IsStreaming(),
-		IsCompacting:          s.IsCompacting(),
+		IsCompacting:          s.isCompacting(),
 		SteeringMode:          s.steeringMode,
 		FollowUpMode:          s.followUpMode,
 		InterruptMode:         s.interruptMode,

@@ -194,5 +194,5 @@ func (n *endNotifier) Event(ev Event) {
 		return
 	}
 	n.fired = true
-	n.s.Later(func() { n.errs <- n.s.Prompt("second", PromptOptions{}) })
+	n.s.later(func() { n.errs <- n.s.Prompt("second", PromptOptions{}) })
 }

@@ -18,13 +18,10 @@ func (s *Session) ThinkingLevel() ThinkingLevel { return s.set.thinking }
 // (actor)
 func (s *Session) Tools() []Tool { return s.set.tools }
 
-// SetModel selects a model, records a model_change entry, and clamps the
+// setModel selects a model, records a model_change entry, and clamps the
 // thinking level to what the model supports (recording the change, if
-// any). The next model call uses it. (actor)
-func (s *Session) SetModel(m Model) { s.setModel(m, "set") }
-
-// setModel is SetModel; the hooks are told the source of the change.
-// (actor)
+// any). The next model call uses it; the hooks are told the source of the
+// change ("set" for SelectModel). (actor)
 func (s *Session) setModel(m Model, source string) {
 	prev := s.set.model
 	s.set.model = &m
@@ -77,34 +74,34 @@ func (s *Session) CycleThinkingLevel() (ThinkingLevel, bool) {
 	return s.SetThinkingLevel(next), true
 }
 
-// SetTools replaces the tool set offered to the model from its next call
+// setTools replaces the tool set offered to the model from its next call
 // (set_host_tools); a call already streaming keeps the set it was offered.
 // (actor)
-func (s *Session) SetTools(tools []Tool) {
+func (s *Session) setTools(tools []Tool) {
 	s.set.tools = append([]Tool(nil), tools...)
 	s.set.version++
 }
 
-// SetActiveTools replaces the tool set offered to the model, as SetTools
+// SetActiveTools replaces the tool set offered to the model, as setTools
 // does, and rebuilds the system prompt for it (Config.RebuildPrompt), as
 // set_host_tools does. (actor)
 func (s *Session) SetActiveTools(tools []Tool) {
-	s.SetTools(tools)
+	s.setTools(tools)
 	s.rebuildPrompt()
 }
 
-// SetSystemPrompt replaces the system prompt from the next model call.
+// setSystemPrompt replaces the system prompt from the next model call.
 // (actor)
-func (s *Session) SetSystemPrompt(p string) {
+func (s *Session) setSystemPrompt(p string) {
 	s.set.systemPrompt = p
 	s.set.version++
 }
 
-// RecordedModel returns the provider and id of the model the current
+// recordedModel returns the provider and id of the model the current
 // branch last used (its last model_change, or an assistant message after
 // it), as switch_session and --resume restore it. ok is false when the
 // branch names none. (actor)
-func (s *Session) RecordedModel() (provider, id string, ok bool) {
+func (s *Session) recordedModel() (provider, id string, ok bool) {
 	branch := s.rec.branch(s.rec.leaf)
 	for i := len(branch) - 1; i >= 0; i-- {
 		e := branch[i]
@@ -121,9 +118,9 @@ func (s *Session) RecordedModel() (provider, id string, ok bool) {
 	return "", "", false
 }
 
-// RecordedThinkingLevel returns the level of the branch's last
+// recordedThinkingLevel returns the level of the branch's last
 // thinking_level_change; ok is false when there is none. (actor)
-func (s *Session) RecordedThinkingLevel() (ThinkingLevel, bool) {
+func (s *Session) recordedThinkingLevel() (ThinkingLevel, bool) {
 	branch := s.rec.branch(s.rec.leaf)
 	for i := len(branch) - 1; i >= 0; i-- {
 		if branch[i].Type == EntryThinkingLevelChange {
@@ -141,13 +138,13 @@ func (s *Session) RecordedThinkingLevel() (ThinkingLevel, bool) {
 // (kept too when keepThinking); the level clamped to the model. Nothing is
 // recorded again. (actor)
 func (s *Session) restoreRecorded(keepModel, keepThinking bool) {
-	level, has := s.RecordedThinkingLevel()
+	level, has := s.recordedThinkingLevel()
 	if keepThinking || !has {
 		level = s.set.thinking
 	}
 	model := s.set.model
 	if !keepModel && s.cfg.Models != nil {
-		if p, id, ok := s.RecordedModel(); ok {
+		if p, id, ok := s.recordedModel(); ok {
 			if m, found := s.cfg.Models.Find(p, id); found && s.cfg.Models.HasKey(m) {
 				model = &m
 			}

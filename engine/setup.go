@@ -22,6 +22,9 @@ type Resources struct {
 	Commands CommandSource
 	// Rules are the TTSR rules (compiled), watched with Config.Rules.
 	Rules []*Rule
+	// PromptRules are the other rules: in the system prompt, listed
+	// there, or attached when a matching file is touched (promptrules.go).
+	PromptRules []PromptRule
 }
 
 // PromptSkill is a skill as the system prompt lists it.
@@ -36,6 +39,7 @@ type PromptParts struct {
 	Tools   []Tool
 	Context []ContextFile
 	Skills  []PromptSkill
+	Rules   []PromptRule // always-applied and requested rules
 }
 
 // Ready is closed once the resources are installed (at once when the
@@ -69,16 +73,13 @@ func (s *Session) installResources(res Resources) {
 	s.rebuildPrompt()
 }
 
-// Resources returns the installed resources (zero before Ready). (actor)
-func (s *Session) Resources() Resources { return s.res }
-
 // rebuildPrompt remakes the system prompt from the current tools and
 // resources (Config.RebuildPrompt; nil keeps it). (actor)
 func (s *Session) rebuildPrompt() {
 	if s.cfg.RebuildPrompt == nil {
 		return
 	}
-	s.SetSystemPrompt(s.cfg.RebuildPrompt(PromptParts{
-		Tools: s.set.tools, Context: s.res.Context, Skills: slices.Clip(s.res.Skills),
+	s.setSystemPrompt(s.cfg.RebuildPrompt(PromptParts{
+		Tools: s.set.tools, Context: s.res.Context, Skills: slices.Clip(s.res.Skills), Rules: s.promptRules(),
 	}))
 }

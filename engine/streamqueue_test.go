@@ -54,16 +54,22 @@ type deltaStream struct {
 }
 
 func (p *deltaStream) Stream(ctx context.Context, req *Request, fn func(StreamEvent) error) error {
-	w := NewStreamWriter(func(ev StreamEvent) error {
+	emit := func(ev StreamEvent) error {
 		p.progress.Add(1)
 		return fn(ev)
-	})
+	}
+	if err := emit(StreamEvent{Kind: StreamTextStart}); err != nil {
+		return err
+	}
 	for i := 0; i < p.n; i++ {
-		if err := w.Text(p.d); err != nil {
+		if err := emit(StreamEvent{Kind: StreamTextDelta, Delta: p.d}); err != nil {
 			return err
 		}
 	}
-	err := w.Done(StopStop, "")
+	err := emit(StreamEvent{Kind: StreamTextEnd})
+	if err == nil {
+		err = emit(StreamEvent{Kind: StreamDone, StopReason: StopStop})
+	}
 	close(p.done)
 	return err
 }

@@ -20,6 +20,10 @@ type SystemPromptOptions struct {
 	// Skills are listed for the model to read when a task matches; only
 	// when a read tool is offered, as in the original.
 	Skills []PromptSkill
+	// Rules are the always-applied rules (shown in full) and the
+	// requested ones (listed, with a read tool); file rules are attached
+	// at run time instead (promptrules.go).
+	Rules []PromptRule
 }
 
 // ContextFile is an instruction file included in the system prompt.
@@ -54,6 +58,7 @@ func BuildSystemPrompt(o SystemPromptOptions) string {
 			fmt.Fprintf(&b, "\n## %s\n\n%s\n", c.Path, strings.TrimRight(c.Content, "\n"))
 		}
 	}
+	writeRules(&b, o.Rules, hasTool(o.Tools, "read"))
 	if len(o.Skills) > 0 && hasTool(o.Tools, "read") {
 		writeSkills(&b, o.Skills)
 	}

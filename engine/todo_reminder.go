@@ -45,6 +45,17 @@ func (e TodoReminder) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// plugTodos plugs the todo list in (features.go): the reminders' post-run
+// stage, and, on a new record, the list its branch last wrote with no
+// reminder sent yet.
+func (s *Session) plugTodos() {
+	s.stages = append(s.stages, s.todoStage)
+	s.onInstall = append(s.onInstall, func() {
+		s.restoreTodos()
+		s.todo.reminders = 0
+	})
+}
+
 // todoStage is the post-run decision of the reminders, after retry and
 // compaction. (actor)
 func (s *Session) todoStage(r *run, aborted bool) *postRun {

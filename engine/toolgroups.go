@@ -104,7 +104,7 @@ func (s *Session) SetToolGroup(group string, tools []Tool) (skipped []SkippedToo
 	// The session's own tools, then the groups by name (the order servers
 	// connect in is a race; the tool list must not be), then host tools.
 	slices.SortStableFunc(grouped, func(a, b Tool) int { return strings.Compare(ToolGroup(a), ToolGroup(b)) })
-	s.SetTools(append(append(own, grouped...), hosts...))
+	s.setTools(append(append(own, grouped...), hosts...))
 	s.rebuildPrompt()
 	return skipped
 }

@@ -255,10 +255,12 @@ func newTranscript(entries []*Entry, leaf string, store Store) (transcript, erro
 	return t, nil
 }
 
-// install makes the session r: a new record, store and identity. Queues,
-// deferred bash records and retry state are cleared, and the todo list is
-// the one the new branch last wrote, as the original does on a switch. It
-// returns the previous store, for the caller to close. (actor)
+// install makes the session r: a new record, store and identity. Queues
+// and deferred bash records are cleared, and each feature forgets or
+// re-reads its state (onInstall, features.go: no retry in progress, the
+// todo list and the TTSR injections the new branch last wrote, as the
+// original does on a switch). It returns the previous store, for the
+// caller to close. (actor)
 func (s *Session) install(r record) (old Store, err error) {
 	t, err := newTranscript(r.entries, r.leaf, r.store)
 	if err != nil {
@@ -273,11 +275,7 @@ func (s *Session) install(r record) (old Store, err error) {
 	if queued {
 		s.queueChanged()
 	}
-	s.restoreTodos()
-	s.restoreTTSR()
-	s.todo.reminders = 0
-	s.retry.attempt = 0
-	s.truncWarned = false
+	s.installed()
 	return old, nil
 }
 

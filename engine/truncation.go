@@ -42,6 +42,12 @@ func blocksChars(bs []ContentBlock) int {
 	return n
 }
 
+// plugTruncation plugs the truncation check in (features.go): a new record
+// may warn again.
+func (s *Session) plugTruncation() {
+	s.onInstall = append(s.onInstall, func() { s.truncWarned = false })
+}
+
 // checkTruncation compares the prompt tokens the provider reports with the
 // estimate of what was sent, and warns once. (actor)
 func (s *Session) checkTruncation(r *run, msg *AssistantMessage) {

@@ -299,10 +299,34 @@ func globMatch(glob, p string) bool {
 	return !strings.Contains(glob, "/") && re.MatchString(path.Base(p))
 }
 
+// globRegexp translates a glob: * within a path segment, ** across
+// them (a leading **/ may match nothing), ? one character, {a,b}
+// alternatives (Cursor's **/*.{ts,tsx}); the rest literally.
 func globRegexp(glob string) string {
 	var b strings.Builder
+	depth := 0 // open { groups
 	for i := 0; i < len(glob); i++ {
 		switch c := glob[i]; c {
+		case '{':
+			if strings.IndexByte(glob[i:], '}') < 0 {
+				b.WriteString(regexp.QuoteMeta("{"))
+				continue
+			}
+			depth++
+			b.WriteString("(?:")
+		case '}':
+			if depth == 0 {
+				b.WriteString(regexp.QuoteMeta("}"))
+				continue
+			}
+			depth--
+			b.WriteString(")")
+		case ',':
+			if depth == 0 {
+				b.WriteString(",")
+				continue
+			}
+			b.WriteString("|")
 		case '*':
 			if i+1 < len(glob) && glob[i+1] == '*' {
 				i++
@@ -321,5 +345,6 @@ func globRegexp(glob string) string {
 			b.WriteString(regexp.QuoteMeta(string(c)))
 		}
 	}
+	b.WriteString(strings.Repeat(")", depth)) // an unclosed nested {
 	return b.String()
 }

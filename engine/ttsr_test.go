@@ -42,7 +42,9 @@ func TestRuleCompile(t *testing.T) {
 	for _, tt := range []struct {
 		glob, path string
 		want       bool
-	}{{"*.ts", "src/a.ts", true}, {"src/**", "src/x/y.go", true}, {"src/*.go", "src/x/y.go", false}, {"**/*.go", "a.go", true}, {"*.ts", "a.tsx", false}} {
+	}{{"*.ts", "src/a.ts", true}, {"src/**", "src/x/y.go", true}, {"src/*.go", "src/x/y.go", false}, {"**/*.go", "a.go", true}, {"*.ts", "a.tsx", false},
+		{"**/*.{ts,tsx}", "web/a.tsx", true}, {"**/*.{ts,tsx}", "web/a.js", false}, {"src/{api,web}/*.go", "src/web/h.go", true},
+		{"a{b", "a{b", true}, {"x}", "x}", true}, {"{a,{b,c}", "c", true}} {
 		if got := globMatch(tt.glob, tt.path); got != tt.want {
 			t.Errorf("globMatch(%q, %q) = %v", tt.glob, tt.path, got)
 		}

@@ -110,6 +110,17 @@ func (s *Session) newTTSRStream() *ttsrStream {
 	return ts
 }
 
+// plugTTSR plugs the rules in (features.go): the configured rules (the
+// resources add theirs once read), the stream watch, which costs a nil
+// check per event while there are none, the post-run stage, and, on a new
+// record, the rules its branch already injected.
+func (s *Session) plugTTSR() {
+	s.ttsr.rules = s.cfg.Rules
+	s.watches = append(s.watches, s.ttsrWatch)
+	s.stages = append(s.stages, s.ttsrStage)
+	s.onInstall = append(s.onInstall, s.restoreTTSR)
+}
+
 // ttsrWatch is the stream watch of the rules (run goroutine): a match of
 // an interrupting rule ends the call.
 func (s *Session) ttsrWatch(r *run, ev StreamEvent) error {
@@ -453,11 +464,21 @@ func (s *Session) injectRules(rules []*Rule) {
 	}
 }
 
-// restoreTTSR reads which rules were injected on the current branch, so a
-// rule fires once per branch across restarts. (actor)
+// restoreTTSR reads which rules were injected on the current branch (TTSR
+// rules, and file rules attached: promptrules.go), so a rule fires once
+// per branch across restarts. (actor)
 func (s *Session) restoreTTSR() {
 	s.ttsr.injected = nil
 	for _, e := range s.rec.branch(s.rec.leaf) {
+		if names := attachedFileRules(e); names != nil {
+			if s.ttsr.injected == nil {
+				s.ttsr.injected = map[string]bool{}
+			}
+			for _, n := range names {
+				s.ttsr.injected[n] = true
+			}
+			continue
+		}
 		if e.Type != entryTTSRInjection || e.wire == nil {
 			continue
 		}

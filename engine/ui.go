@@ -62,6 +62,12 @@ type DialogRequest struct {
 	// dialog of no call. The RPC wire does not carry it; ACP ties its
 	// permission requests to the call.
 	ToolCallID string
+	// Scope is what an "always allow" answer to a confirm covers, in
+	// words a user reads ("commands matching \"echo *\""): a front that
+	// offers such an answer remembers it for later confirms of the same
+	// tool, title and scope only. "" covers every later confirm of the
+	// tool and title.
+	Scope string
 }
 
 // DialogReply is the user's answer. A dismissed, timed-out or withdrawn
@@ -192,8 +198,8 @@ func (e SetTitle) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// EmitSetTitle sends a setTitle request with a fresh UI id. (actor)
-func (s *Session) EmitSetTitle(title string) {
+// emitSetTitle sends a setTitle request with a fresh UI id. (actor)
+func (s *Session) emitSetTitle(title string) {
 	s.emit(SetTitle{ID: s.cfg.IDs.NewID("ui"), Title: title})
 }
 
@@ -289,7 +295,7 @@ func (s *Session) UISetWidget(key string, lines []string, placement string) {
 // as the original drops an extension's setTitle.
 func (s *Session) UISetTitle(title string) {
 	if s.cfg.AnnounceName {
-		s.EmitSetTitle(title)
+		s.emitSetTitle(title)
 	}
 }
 

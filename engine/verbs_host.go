@@ -99,7 +99,7 @@ func (s *Session) SetHostTools(defs []HostToolDef) ([]string, error) {
 	for _, d := range clean {
 		names = append(names, d.Name)
 		if !d.Hidden {
-			tools = append(tools, s.NewHostTool(d))
+			tools = append(tools, s.newHostTool(d))
 		}
 	}
 	s.SetActiveTools(tools)

@@ -27,7 +27,7 @@ func (s *Session) SelectModel(provider, id string) (Model, error) {
 		if !s.cfg.Models.HasKey(m) {
 			return Model{}, &ModelError{Provider: provider, ID: id, NoKey: true}
 		}
-		s.SetModel(m)
+		s.setModel(m, "set")
 		return m, nil
 	}
 	return Model{}, &ModelError{Provider: provider, ID: id}

@@ -185,7 +185,7 @@ func (s *Session) Resume(l *LoadedSession, keepModel, keepThinking bool) error {
 // fork). An entry that is not a user message fails with ErrNotUserEntry.
 // (actor)
 func (s *Session) Branch(entryID string, done func(text string, err error)) {
-	text, parent, ok := s.UserEntry(entryID)
+	text, parent, ok := s.userEntry(entryID)
 	if !ok {
 		done("", ErrNotUserEntry)
 		return
@@ -198,7 +198,7 @@ func (s *Session) Branch(entryID string, done func(text string, err error)) {
 		s.Abort(func() {
 			var entries []*Entry
 			if parent != "" {
-				entries = s.BranchEntries(parent)
+				entries = s.branchEntries(parent)
 			}
 			s.copyInto(entries, parent, "", "fork", func(err error) { done(text, err) })
 		})
@@ -215,7 +215,7 @@ func (s *Session) Clone(done func(error)) {
 		}
 		s.Abort(func() {
 			leaf := s.rec.leaf
-			s.copyInto(s.BranchEntries(leaf), leaf, s.set.name, "clone", done)
+			s.copyInto(s.branchEntries(leaf), leaf, s.set.name, "clone", done)
 		})
 	})
 }

@@ -18,7 +18,8 @@ const maxToolLine = 80
 
 // Demo returns the built-in demo provider (model id "demo"). It needs no
 // script: it answers the last message of the request. A user message may
-// start with a command (demo:think, demo:error, demo:block, demo:tool); any
+// start with a command (demo:think, demo:error, demo:block, demo:tool,
+// demo:echo); any
 // other text is echoed, a tool result is summarised, anything else is
 // greeted. See docs/fakeprovider.md.
 func Demo() *Provider {
@@ -35,7 +36,7 @@ func (p *Provider) demo(e *emitter, n int, req *engine.Request) error {
 	var err error
 	switch m := last.(type) {
 	case *engine.UserMessage:
-		stop, err = demoCommand(e, n, commandText(m))
+		stop, err = demoCommand(e, n, commandText(m), req)
 	case *engine.ToolResultMessage:
 		err = e.text(toolReply(m))
 	default:
@@ -53,7 +54,7 @@ func (p *Provider) demo(e *emitter, n int, req *engine.Request) error {
 }
 
 // demoCommand answers a user message and returns the stop reason.
-func demoCommand(e *emitter, n int, text string) (engine.StopReason, error) {
+func demoCommand(e *emitter, n int, text string, req *engine.Request) (engine.StopReason, error) {
 	cmd, arg := cutSpace(text)
 	switch cmd {
 	case "demo:think":
@@ -87,6 +88,11 @@ func demoCommand(e *emitter, n int, text string) (engine.StopReason, error) {
 			}
 		}
 		return "", e.wait()
+	case "demo:echo":
+		if !knownEcho(arg) {
+			return "", &engine.ProviderError{Message: "demo: usage: demo:echo " + strings.Join(echoParts, "|")}
+		}
+		return engine.StopStop, e.whole(echoText(req, arg))
 	case "demo:tool":
 		name, raw := cutSpace(arg)
 		if name == "" {
@@ -129,7 +135,7 @@ func commandText(m *engine.UserMessage) string {
 // knows.
 func isDemoCommand(word string) bool {
 	switch word {
-	case "demo:think", "demo:error", "demo:block", "demo:tool":
+	case "demo:think", "demo:error", "demo:block", "demo:tool", "demo:echo":
 		return true
 	}
 	return false

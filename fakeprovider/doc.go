@@ -12,11 +12,14 @@
 //     object) and fails the call with an *engine.ProviderError naming every
 //     unmet expectation; then its steps emit text, thinking and tool-call
 //     blocks, usage, an error or a block until cancelled, and the call ends
-//     with StreamDone. A looping script cycles through its turns; otherwise
+//     with StreamDone. An echo step answers with a part of the request (the
+//     system prompt, the tools, the last user text or the context), so a
+//     user sees what the agent sends without a server of their own. A
+//     looping script cycles through its turns; otherwise
 //     a call past the last turn fails.
 //   - Demo (Demo): no script; the reply is computed from the last message
 //     of the request (echo, demo:think, demo:error, demo:block, demo:tool,
-//     tool-result summaries).
+//     demo:echo, tool-result summaries).
 //
 // Nothing depends on the wall clock or on randomness: the same requests give
 // the same events, byte for byte. The only waiting is a block step (or

@@ -109,6 +109,8 @@ func (p *Provider) replay(e *emitter, n int, req *engine.Request) error {
 			}
 		case kindBlock:
 			err = e.wait()
+		case kindEcho:
+			err = e.whole(echoText(req, st.echo))
 		}
 		if err != nil {
 			return err
@@ -155,6 +157,12 @@ func (e *emitter) block(start, delta, end engine.StreamEventKind, deltas []strin
 		}
 	}
 	return e.emit(engine.StreamEvent{Kind: end, Signature: sig})
+}
+
+// whole sends one text block as a single delta (an echoed system prompt
+// in word chunks would repeat its growing partial in every update).
+func (e *emitter) whole(s string) error {
+	return e.block(engine.StreamTextStart, engine.StreamTextDelta, engine.StreamTextEnd, []string{s}, 1, "")
 }
 
 // toolCall sends one tool call. The arguments are copied so the engine may

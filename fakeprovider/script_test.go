@@ -37,8 +37,8 @@ func TestParseErrors(t *testing.T) {
 		{"turn not object", `{"turns":["hi"]}`, p + "turn 1: a turn must be a JSON object, got a string"},
 		{"turn unknown key", `{"turns":[{"step":[]}]}`, p + `turn 1: unknown key "step" (want expect, responseId, steps or stopReason)`},
 		{"bad stopReason", `{"turns":[{},{"stopReason":"error"}]}`, p + `turn 2: bad stopReason "error" (want stop, length or toolUse)`},
-		{"unknown kind", `{"turns":[{},{"steps":[{"sleep":5}]}]}`, p + `turn 2 step 1: unknown step kind "sleep" (want text, thinking, toolCall, usage, error or block)`},
-		{"no kind", turn1(`{"text":"a"},{"repeat":2}`), p + "turn 1 step 2: step has no kind (want one of text, thinking, toolCall, usage, error or block)"},
+		{"unknown kind", `{"turns":[{},{"steps":[{"sleep":5}]}]}`, p + `turn 2 step 1: unknown step kind "sleep" (want text, thinking, toolCall, usage, error, block or echo)`},
+		{"no kind", turn1(`{"text":"a"},{"repeat":2}`), p + "turn 1 step 2: step has no kind (want one of text, thinking, toolCall, usage, error, block or echo)"},
 		{"several kinds", turn1(`{"text":"a","thinking":"b"}`), p + "turn 1 step 1: step has several kinds (text, thinking); use one step each"},
 		{"unknown key in step", turn1(`{"text":"a","delay":1}`), p + `turn 1 step 1: unknown key "delay" in a text step`},
 		{"signature on text", turn1(`{"text":"a","signature":"s"}`), p + `turn 1 step 1: key "signature" is not allowed in a text step`},
@@ -206,7 +206,7 @@ func TestLoad(t *testing.T) {
 	t.Run("bad step", func(t *testing.T) {
 		t.Parallel()
 		_, err := Load(bad)
-		want := "fake script " + bad + `: turn 1 step 1: unknown step kind "nope" (want text, thinking, toolCall, usage, error or block)`
+		want := "fake script " + bad + `: turn 1 step 1: unknown step kind "nope" (want text, thinking, toolCall, usage, error, block or echo)`
 		if err == nil || err.Error() != want {
 			t.Errorf("error = %v, want %s", err, want)
 		}

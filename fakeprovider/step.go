@@ -20,6 +20,7 @@ const (
 	kindUsage
 	kindError
 	kindBlock
+	kindEcho
 )
 
 // kindKeys maps each kind to its JSON key.
@@ -30,6 +31,7 @@ var kindKeys = [...]string{
 	kindUsage:    "usage",
 	kindError:    "error",
 	kindBlock:    "block",
+	kindEcho:     "echo",
 }
 
 // kindNames maps each JSON key to its kind.
@@ -74,6 +76,9 @@ type step struct {
 	status       int
 	message      string
 	retryAfterMs int
+
+	// echo: the part of the request the text shows (echo.go)
+	echo string
 }
 
 func parseStep(raw json.RawMessage, st *step) error {
@@ -93,9 +98,9 @@ func parseStep(raw json.RawMessage, st *step) error {
 	}
 	switch {
 	case len(kinds) == 0 && unknown != "":
-		return fmt.Errorf("unknown step kind %q (want text, thinking, toolCall, usage, error or block)", unknown)
+		return fmt.Errorf("unknown step kind %q (want text, thinking, toolCall, usage, error, block or echo)", unknown)
 	case len(kinds) == 0:
-		return errors.New("step has no kind (want one of text, thinking, toolCall, usage, error or block)")
+		return errors.New("step has no kind (want one of text, thinking, toolCall, usage, error, block or echo)")
 	case len(kinds) > 1:
 		return fmt.Errorf("step has several kinds (%s); use one step each", strings.Join(kinds, ", "))
 	case unknown != "":
@@ -144,6 +149,10 @@ func parseStep(raw json.RawMessage, st *step) error {
 			var b bool
 			if b, err = f.boolean(); err == nil && !b {
 				err = errors.New(`"block" must be true`)
+			}
+		case "echo":
+			if st.echo, err = f.str(); err == nil && !knownEcho(st.echo) {
+				err = fmt.Errorf(`"echo" must be one of %s, got %q`, strings.Join(echoParts, ", "), st.echo)
 			}
 		}
 		if err != nil {

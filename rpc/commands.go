@@ -194,12 +194,12 @@ func (s *Server) okJSON(c *command, v any) {
 }
 
 func (s *Server) cmdGetState(c *command) {
-	s.responseWith(c.id, quote(c.typ), true, s.sess.AppendStateJSON, "")
+	s.responseWith(c.from, c.id, quote(c.typ), true, s.sess.AppendStateJSON, "")
 }
 
 func (s *Server) cmdGetMessages(c *command) {
 	msgs := s.sess.Messages()
-	s.responseWith(c.id, quote(c.typ), true, func(b []byte) []byte {
+	s.responseWith(c.from, c.id, quote(c.typ), true, func(b []byte) []byte {
 		return append(engine.AppendMessages(append(b, `{"messages":`...), msgs), '}')
 	}, "")
 }

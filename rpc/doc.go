@@ -1,13 +1,14 @@
-// Package rpc is the JSONL front of xcsh (`xcsh --mode rpc`): line framing
-// of stdin, classification and dispatch of commands, the single writer of
-// stdout, the table of requests waiting for the host, and the mapping of
-// errors to wire strings.
+// Package rpc is the JSONL front of xcsh (`xcsh --mode rpc`): reading of
+// stdin, classification and dispatch of commands, stdout, the table of
+// requests waiting for the host, and the mapping of errors to wire
+// strings. The line framing of stdin and the single writer of stdout are
+// engine/lineio's Reader and Writer, which the ACP front shares.
 //
 // # Model
 //
 // Three goroutines move input. The reader frames stdin (LF lines, CR and
 // BOM stripped, blank lines skipped, a line cap enforced without buffering
-// the whole line) and validates each line; it never waits for the session:
+// the whole line: lineio.Reader) and validates each line; it never waits for the session:
 // preemptive commands cancel their activities at once by kind (the preempt
 // table: abort, abort_and_prompt, abort_bash, abort_retry), replies to our
 // requests (host_tool_result, host_tool_update, extension_ui_response)
@@ -42,7 +43,8 @@
 // input that is not a JSON object, or a handler panic, answers with the
 // uncorrelated "parse" frame. The server never exits on bad input.
 //
-// Run ends on stdin EOF (after the running work), on cancellation (a
+// Run ends on stdin EOF (after the running work; a compaction only within
+// Options.EOFCompactionBound of the drain's start), on cancellation (a
 // signal: the run is aborted) or when a stdout write fails (the host has
 // gone: the run is aborted and Run returns ErrOutputClosed). Once Run
 // returns nothing more reaches stdout, so it only ever holds whole frames.

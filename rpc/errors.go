@@ -19,6 +19,13 @@ var ErrOutputClosed = errors.New("stdout closed")
 // counterpart for (omp's subagents, fast mode, login, handoff).
 var errUnsupported = errors.New("Not supported by this agent (xcsh-go); see docs/compat.md")
 
+// notWaitingError answers a reply to a request that waits no more.
+type notWaitingError struct{ id string }
+
+func (e *notWaitingError) Error() string {
+	return "Request " + e.id + " is not waiting for an answer: another client answered it first, or it was cancelled or timed out"
+}
+
 // hostToolFailedText is the result text of a host tool that failed with
 // no text of its own (the original's).
 const hostToolFailedText = "Host tool execution failed"

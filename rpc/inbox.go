@@ -47,6 +47,11 @@ type inboxItem struct {
 	pass bool // handled even while a holdPassing is taken
 	hold hold // taken when the item is popped
 	fn   func(release func())
+	// atFront, if set, is called once when every item queued before this
+	// one has been popped (handed to the executor), even if a hold keeps
+	// this one from being popped itself: the EOF drain's start. It is
+	// over before this item is popped, and must not use the inbox.
+	atFront func()
 }
 
 func (q *inbox) init(maxLine int) {
@@ -65,6 +70,13 @@ func (q *inbox) push(it inboxItem) {
 	q.mu.Lock()
 	for it.size > 0 && q.bytes > 0 && q.bytes+it.size > q.max {
 		q.cond.Wait()
+	}
+	if q.head == len(q.items) && it.atFront != nil {
+		// Nothing before it: at the front now. Called under the lock, so
+		// it is over before the item can be popped (the drain it starts
+		// must not outrun it).
+		it.atFront()
+		it.atFront = nil
 	}
 	q.items = append(q.items, it)
 	q.bytes += it.size
@@ -106,6 +118,12 @@ func (q *inbox) next() int {
 // the hold (the item's handler calls it once, when it has answered). ok
 // is false once the inbox is closed and nothing can be handled.
 func (q *inbox) pop() (it inboxItem, release func(), ok bool) {
+	var front func() // called after the unlock
+	defer func() {
+		if front != nil {
+			front()
+		}
+	}()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	i := q.next()
@@ -127,6 +145,8 @@ func (q *inbox) pop() (it inboxItem, release func(), ok bool) {
 	}
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
+	} else if f := q.items[q.head].atFront; f != nil {
+		q.items[q.head].atFront, front = nil, f
 	}
 	q.bytes -= it.size
 	q.cond.Broadcast()

@@ -144,3 +144,49 @@ type funcStream func(ctx context.Context, fn func(engine.StreamEvent) error) err
 func (f funcStream) Stream(ctx context.Context, _ *engine.Request, fn func(engine.StreamEvent) error) error {
 	return f(ctx, fn)
 }
+
+// An item's atFront runs once every item before it has been popped, even
+// while a hold keeps the item itself queued (the EOF drain's start), and
+// at once when nothing is before it.
+func TestInboxAtFront(t *testing.T) {
+	var q inbox
+	q.init(1 << 10)
+	var log itemLog
+	fronts := 0
+	eof := inboxItem{size: 0, fn: func(func()) { log = append(log, "eof") }, atFront: func() { fronts++ }}
+	q.push(log.item("compact", false, holdPassing))
+	q.push(log.item("prompt", false, holdNone))
+	q.push(eof)
+	if fronts != 0 {
+		t.Fatal("atFront ran with items before it")
+	}
+	rel := popNow(&q) // compact runs and holds
+	if got := log.take(); got != "compact" || fronts != 0 {
+		t.Fatalf("ran %s, atFront %d times", got, fronts)
+	}
+	rel[0]()
+	popNow(&q) // the prompt, then eof
+	if got := log.take(); got != "prompt,eof" || fronts != 1 {
+		t.Fatalf("ran %s, atFront %d times", got, fronts)
+	}
+
+	// Behind a hold: the item before it is popped and holds; atFront runs
+	// though the item itself waits.
+	q.push(log.item("compact", false, holdPassing))
+	q.push(eof)
+	rel = popNow(&q)
+	if got := log.take(); got != "compact" || fronts != 2 {
+		t.Fatalf("behind a hold: ran %s, atFront %d times", got, fronts)
+	}
+	rel[0]()
+	popNow(&q)
+	if got := log.take(); got != "eof" || fronts != 2 {
+		t.Fatalf("ran %s, atFront %d times", got, fronts)
+	}
+
+	// Nothing before it: at once.
+	q.push(eof)
+	if fronts != 3 {
+		t.Fatalf("atFront %d times", fronts)
+	}
+}

@@ -432,3 +432,7 @@ func collectFields(t reflect.Type, fs *[]field, seen map[reflect.Type]bool) {
 		*fs = append(*fs, field{name: name, typ: f.Type})
 	}
 }
+
+// ReadFields reads a command line's members into v by the protocol's
+// reading rule (readExact): for the agent server's own commands.
+func ReadFields(line []byte, v any) error { return readExact(line, v) }

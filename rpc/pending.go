@@ -18,6 +18,9 @@ type pendingTable struct {
 	mu     sync.Mutex
 	m      map[string]*pendingReply
 	closed bool // the host has gone (stdin EOF): nothing more will arrive
+	// resolved, if set, hears of each request answered, on the reader
+	// (Options.Resolved).
+	resolved func(id string)
 }
 
 type pendingReply struct {
@@ -118,11 +121,30 @@ func (t *pendingTable) resolve(c *command) bool {
 	if p == nil {
 		return false
 	}
+	if final && t.resolved != nil {
+		t.resolved(id)
+	}
 	if final {
 		p.done <- c.line
 	} else if p.update != nil {
 		p.update(c.line)
 	}
+	return true
+}
+
+// lateReply answers a final reply to a request of ours that waits no
+// more (another client answered it first, or it was cancelled or timed
+// out), on a served session, where several clients may answer: the
+// client is told so, in order. It reports false for anything else. (reader)
+func (s *Server) lateReply(c *command) bool {
+	if final := replyFrames[c.typ]; !final {
+		return false
+	}
+	var id string
+	if json.Unmarshal(c.id, &id) != nil || !wellFormedReply(c) {
+		return false
+	}
+	s.in.push(inboxItem{size: len(c.line), pass: true, fn: func(func()) { s.fail(c, &notWaitingError{id}) }})
 	return true
 }
 

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 
 // Update modes for message_update frames.
@@ -20,6 +20,10 @@ const (
 	UpdatesFull  = "full"  // the original's frames: delta plus two partial snapshots
 	UpdatesDelta = "delta" // lean frames: the delta only
 )
+
+// DefaultMaxLineBytes is the cap on one input line when Options gives none
+// (64 MiB); cmd/xcsh shows it as the --rpc-max-line-bytes default.
+const DefaultMaxLineBytes = lineio.DefaultMaxLine
 
 // Options configure a Server.
 type Options struct {
@@ -30,6 +34,10 @@ type Options struct {
 	// ShutdownGrace bounds how long a signal waits for the aborted run to
 	// wind down before exiting anyway.
 	ShutdownGrace time.Duration
+	// EOFCompactionBound bounds a compaction after stdin EOF (0: the
+	// default, DefaultEOFCompactionBound): the drain lets running work
+	// finish, but one still compacting this long after EOF is aborted.
+	EOFCompactionBound time.Duration
 	// GrowOutput, if set, is called once before the first large frame (the
 	// CLI enlarges the stdout pipe there).
 	GrowOutput func()
@@ -44,15 +52,26 @@ type Options struct {
 	// keep up, the engine merges a reply's piled-up deltas into one frame.
 	// Unset, nothing is ever merged.
 	OutputFull func(n int) bool
+	// Resolved, if set, hears of each request of ours a client answered
+	// (a dialog, a host tool call), on that client's reader: the agent
+	// server tells the other clients (served sessions).
+	Resolved func(id string)
 }
 
 // Server is the RPC front of one session: it frames stdin, dispatches
-// commands to the session actor and owns stdout through its writer.
+// commands to the session actor and owns stdout through its writer. The
+// agent server (rpc/serve) uses the same protocol core for each session
+// it serves (NewSession): its input comes from every client's reader
+// (Dispatch) and its frames go to the server's hub.
 type Server struct {
-	opts Options
-	out  *lineout.Writer
-	sess *engine.Session
-	lean bool
+	opts   Options
+	out    *lineio.Writer // stdout; nil for a served session
+	frames Frames         // where every frame goes: stdout, or the hub
+	sess   *engine.Session
+	lean   bool
+	// served: the session is served to clients of the agent server (a
+	// reply to a request that no longer waits is answered with an error).
+	served bool
 
 	// eofOnce guards the one transition to "input closed".
 	eofOnce  sync.Once
@@ -119,17 +138,87 @@ func NewServer(out io.Writer, opts Options) *Server {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 5 * time.Second
 	}
+	if opts.EOFCompactionBound <= 0 {
+		opts.EOFCompactionBound = DefaultEOFCompactionBound
+	}
 	s := &Server{opts: opts, finished: make(chan struct{}), lean: opts.Updates == UpdatesDelta}
 	s.outGone = make(chan struct{})
 	// Called once, on the first failed write; Run then ends like a signal.
-	s.out = lineout.New(out, func(err error) {
+	s.out = lineio.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
 		s.outErr = err
 		close(s.outGone)
 	})
 	s.out.Grow = opts.GrowOutput
 	s.out.Full = opts.OutputFull
+	s.frames = stdoutFrames{s.out}
+	s.in.init(opts.MaxLineBytes)
 	return s
+}
+
+// Frames is where a served session's frames go (the agent server's hub):
+// the answers to a command are addressed to the client that sent it.
+type Frames interface {
+	// Buf returns an empty buffer to encode a frame into.
+	Buf() *[]byte
+	// Send delivers a frame (ending in a newline) and recycles its buffer.
+	Send(bp *[]byte, to Client)
+}
+
+// Client is who sent a command, as the agent server knows it; nil on
+// stdio.
+type Client any
+
+// stdoutFrames writes every frame to stdout, whoever it answers.
+type stdoutFrames struct{ w *lineio.Writer }
+
+func (o stdoutFrames) Buf() *[]byte              { return o.w.Buf() }
+func (o stdoutFrames) Send(bp *[]byte, _ Client) { o.w.Send(bp) }
+
+// NewSession returns the protocol core of one session served by the
+// agent server: its frames go to frames, it is the session's HostLink
+// (the first client that answers a request resolves it), and its input
+// comes from Dispatch. Attach the session, then Serve.
+func NewSession(frames Frames, opts Options) *Server {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	s := &Server{opts: opts, frames: frames, served: true, finished: make(chan struct{}), outGone: make(chan struct{}),
+		lean: opts.Updates == UpdatesDelta}
+	s.pending.resolved = opts.Resolved
+	s.in.init(opts.MaxLineBytes)
+	return s
+}
+
+// Serve starts handling the dispatched commands, in order, once the
+// session's resources are read. (Served sessions only.)
+func (s *Server) Serve() { go s.dispatchLoop() }
+
+// Stop ends a served session's input: nothing queued is handled any
+// more, and requests waiting for an answer fail (the session is closing).
+func (s *Server) Stop() {
+	s.pending.close()
+	s.in.close()
+}
+
+// Dispatch takes one line from client from, on the client's reader:
+// preemptive commands act at once, replies resolve the request they
+// answer, everything else is handled in order. (Served sessions only.)
+func (s *Server) Dispatch(line []byte, from Client) { s.dispatch(line, from) }
+
+// EncodeEvent encodes ev as its frame (ending in a newline) into *bp, as
+// the Sink does; lean drops message_update's snapshots.
+func EncodeEvent(bp *[]byte, ev engine.Event, lean bool) {
+	if u, ok := ev.(engine.MessageUpdate); ok {
+		u.Lean = lean
+		ev = u
+		// Size the buffer once: growing a 100 KB frame by doubling costs more
+		// copying than encoding it.
+		if need := u.SizeHint() + 1; cap(*bp) < need {
+			*bp = make([]byte, 0, need+need/4)
+		}
+	}
+	*bp = append(ev.AppendJSON(*bp), '\n')
 }
 
 // Backlogged implements engine.Backlog: the last frame found stdout full,
@@ -143,16 +232,7 @@ func (s *Server) Attach(sess *engine.Session) { s.sess = sess }
 // (so snapshots are taken at event time) and hands the bytes to the writer.
 func (s *Server) Event(ev engine.Event) {
 	bp := s.out.Buf()
-	if u, ok := ev.(engine.MessageUpdate); ok {
-		u.Lean = s.lean
-		ev = u
-		// Size the buffer once: growing a 100 KB frame by doubling costs more
-		// copying than encoding it.
-		if need := u.SizeHint() + 1; cap(*bp) < need {
-			*bp = make([]byte, 0, need+need/4)
-		}
-	}
-	*bp = append(ev.AppendJSON(*bp), '\n')
+	EncodeEvent(bp, ev, s.lean)
 	s.out.Send(bp)
 }
 
@@ -181,7 +261,6 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	s.writeRaw(ready)
 	actorDone := make(chan struct{})
 	go func() { s.sess.Loop(); close(actorDone) }()
-	s.in.init(s.opts.MaxLineBytes)
 	go s.readLoop(in)
 	if s.opts.Started != nil {
 		s.opts.Started()
@@ -241,31 +320,32 @@ func (s *Server) writeRaw(frame []byte) {
 // to the inbox, which the dispatcher feeds to the executor in arrival
 // order, so responses keep request order.
 func (s *Server) readLoop(in io.Reader) {
-	lr := NewLineReader(in, s.opts.MaxLineBytes)
+	lr := lineio.NewReader(in, s.opts.MaxLineBytes)
+	lr.SkipBOM = true
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
-		if err == ErrLineTooLong {
-			max := s.opts.MaxLineBytes
-			if max <= 0 {
-				max = DefaultMaxLineBytes
-			}
-			msg := fmt.Sprintf("line exceeds the %d-byte limit", max)
-			s.in.push(inboxItem{fn: func(func()) { s.parseError(msg) }})
+		if err == lineio.ErrLineTooLong {
+			msg := fmt.Sprintf("line exceeds the %d-byte limit", lr.Max())
+			s.in.push(inboxItem{fn: func(func()) { s.parseError(msg, nil) }})
 			continue
 		}
 		if err != nil {
 			fmt.Fprintf(s.opts.Log, "xcsh: reading stdin: %v\n", err)
 			break
 		}
-		s.dispatch(bytes.Clone(line))
+		s.dispatch(bytes.Clone(line), nil)
 	}
 	// The host has gone: requests waiting for it fail now, whatever is
 	// queued; the queued commands are still handled, then the drain starts.
 	s.pending.close()
-	s.in.push(inboxItem{fn: func(func()) { s.onEOF() }})
+	s.in.push(inboxItem{fn: func(func()) { s.onEOF() },
+		// The drain begins once every command read before EOF has been
+		// handed over, a compact that holds the input included: from
+		// then on a compaction gets EOFCompactionBound.
+		atFront: func() { s.sess.LimitCompactions(s.opts.EOFCompactionBound) }})
 }
 
 // dispatchLoop hands queued input to the executor, one item at a time, in
@@ -287,48 +367,86 @@ func (s *Server) dispatchLoop() {
 	}
 }
 
-// onEOF starts the drain: pending work finishes, then Run returns. (actor)
+// DefaultEOFCompactionBound is how long a compaction may still run after
+// stdin EOF: enough for the compaction of an ordinary session, far less
+// than the minutes of model calls a very large one takes.
+const DefaultEOFCompactionBound = time.Minute
+
+// onEOF starts the drain: pending work finishes, then Run returns (a
+// compaction only within EOFCompactionBound: see readLoop). (actor)
 func (s *Server) onEOF() {
+	s.whenDrained(func() { s.eofOnce.Do(func() { close(s.finished) }) })
+}
+
+// whenDrained calls done once the session is idle and no background
+// command runs. (actor)
+func (s *Server) whenDrained(done func()) {
 	s.sess.WhenIdle(func() {
 		go func() {
 			s.bg.Wait()
 			// Background work posts its results; wait for the actor to be
 			// idle again after them.
-			s.sess.Post(func() {
-				s.sess.WhenIdle(func() { s.eofOnce.Do(func() { close(s.finished) }) })
-			})
+			s.sess.Post(func() { s.sess.WhenIdle(done) })
 		}()
 	})
 }
 
-// dispatch classifies one line and queues its handling on the actor.
-func (s *Server) dispatch(line []byte) {
-	fail := func(msg string) {
-		s.in.push(inboxItem{size: len(line), fn: func(func()) { s.parseError(msg) }})
-	}
+// Drain calls done, on the executor, once everything dispatched so far has
+// been handled and the session is idle again, background commands
+// included: what --mode rpc does at stdin EOF. (Served sessions only.)
+func (s *Server) Drain(done func()) {
+	s.in.push(inboxItem{fn: func(func()) { s.whenDrained(done) }})
+}
+
+// CheckLine says why a line is not a command ("" when it is a JSON
+// object), in the words of the parse frame.
+func CheckLine(line []byte) string {
 	if !utf8.Valid(line) {
-		fail("invalid UTF-8 in input line")
-		return
+		return "invalid UTF-8 in input line"
 	}
 	if !json.Valid(line) {
 		var v any
-		err := json.Unmarshal(line, &v)
-		msg := "invalid JSON"
-		if err != nil {
-			msg = err.Error()
+		if err := json.Unmarshal(line, &v); err != nil {
+			return err.Error()
 		}
-		fail(msg)
-		return
+		return "invalid JSON"
 	}
-	// A valid JSON value is an object exactly when its first byte is {.
 	if first := line[skipSpace(line, 0)]; first != '{' {
-		fail("expected a JSON object, got " + jsonKind(first))
+		return "expected a JSON object, got " + jsonKind(first)
+	}
+	return ""
+}
+
+// ParseErrorFrame is the uncorrelated parse frame for msg (CheckLine's).
+func ParseErrorFrame(msg string) []byte {
+	b := append([]byte(`{"type":"response","command":"parse","success":false,"error":`), engine.AppendJSONString(nil, "Failed to parse command: "+msg)...)
+	return append(b, '}', '\n')
+}
+
+// Field returns the raw JSON value of the last top-level member name of a
+// command line (CheckLine's), by the protocol's reading rule: the name
+// matches exactly, the last duplicate wins; nil when absent.
+func Field(line []byte, name string) []byte {
+	var v []byte
+	members(line, func(key, _, val []byte) {
+		if string(key) == name {
+			v = val
+		}
+	})
+	return v
+}
+
+// dispatch classifies one line from client from and queues its handling
+// on the actor.
+func (s *Server) dispatch(line []byte, from Client) {
+	if msg := CheckLine(line); msg != "" {
+		s.in.push(inboxItem{size: len(line), fn: func(func()) { s.parseError(msg, from) }})
 		return
 	}
 	// The envelope is read by the rule every field is (jsonread.go): exact
 	// names, the last duplicate wins.
 	typ, id := envelope(line)
-	cmd := &command{line: line, id: compactRawValue(id)}
+	cmd := &command{line: line, id: compactRawValue(id), from: from}
 	if typ != nil {
 		cmd.typeRaw = compactRawValue(typ)
 		cmd.typeIsString = typ[0] == '"'
@@ -342,6 +460,9 @@ func (s *Server) dispatch(line []byte) {
 			s.sess.Cancel(kinds...) // now; the answer comes in order
 		}
 		if s.pending.resolve(cmd) {
+			return
+		}
+		if s.served && s.lateReply(cmd) {
 			return
 		}
 		it.pass, it.hold = passes(cmd.typ), holds[cmd.typ]
@@ -367,6 +488,7 @@ func jsonKind(first byte) string {
 
 // command is one parsed input frame.
 type command struct {
+	from         Client // who sent it (the agent server's client; nil on stdio)
 	line         []byte
 	id           []byte // raw JSON of the last "id", compacted; nil when absent
 	typ          string
@@ -387,19 +509,20 @@ func (c *command) later() func() {
 	return c.release
 }
 
-// response encodes {"id"?,"type":"response","command"?,"success",...}.
-func (s *Server) response(id, commandRaw []byte, success bool, data []byte, errText string) {
+// response encodes {"id"?,"type":"response","command"?,"success",...},
+// for client to.
+func (s *Server) response(to Client, id, commandRaw []byte, success bool, data []byte, errText string) {
 	var appendData func([]byte) []byte
 	if data != nil {
 		appendData = func(b []byte) []byte { return append(b, data...) }
 	}
-	s.responseWith(id, commandRaw, success, appendData, errText)
+	s.responseWith(to, id, commandRaw, success, appendData, errText)
 }
 
 // responseWith is response with the data encoded straight into the frame
 // buffer by appendData (nil: no data key).
-func (s *Server) responseWith(id, commandRaw []byte, success bool, appendData func([]byte) []byte, errText string) {
-	bp := s.out.Buf()
+func (s *Server) responseWith(to Client, id, commandRaw []byte, success bool, appendData func([]byte) []byte, errText string) {
+	bp := s.frames.Buf()
 	b := append(*bp, '{')
 	if id != nil {
 		b = append(b, `"id":`...)
@@ -423,24 +546,24 @@ func (s *Server) responseWith(id, commandRaw []byte, success bool, appendData fu
 	}
 	b = append(b, '}', '\n')
 	*bp = b
-	s.out.Send(bp)
+	s.frames.Send(bp, to)
 }
 
 func quote(s string) []byte { return engine.AppendJSONString(nil, s) }
 
 // ok answers a command successfully; data nil means no data key.
-func (s *Server) ok(c *command, data []byte) { s.response(c.id, quote(c.typ), true, data, "") }
+func (s *Server) ok(c *command, data []byte) { s.response(c.from, c.id, quote(c.typ), true, data, "") }
 
 // fail answers a known command's failure, correlated by its id.
 func (s *Server) fail(c *command, err error) {
 	code := wireCode(err)
 	if code == "" {
-		s.response(c.id, quote(c.typ), false, nil, wireError(c.typ, err))
+		s.response(c.from, c.id, quote(c.typ), false, nil, wireError(c.typ, err))
 		return
 	}
 	// A machine-readable code beside the text (omp's get_messages_page:
 	// "session_busy").
-	bp := s.out.Buf()
+	bp := s.frames.Buf()
 	b := append(*bp, '{')
 	if c.id != nil {
 		b = append(append(append(b, `"id":`...), c.id...), ',')
@@ -452,12 +575,15 @@ func (s *Server) fail(c *command, err error) {
 	b = append(b, `,"code":`...)
 	b = engine.AppendJSONString(b, code)
 	*bp = append(b, '}', '\n')
-	s.out.Send(bp)
+	s.frames.Send(bp, c.from)
 }
 
-// parseError is the uncorrelated failure frame for unusable input.
-func (s *Server) parseError(msg string) {
-	s.response(nil, quote("parse"), false, nil, "Failed to parse command: "+msg)
+// parseError is the uncorrelated failure frame for unusable input from
+// client to.
+func (s *Server) parseError(msg string, to Client) {
+	bp := s.frames.Buf()
+	*bp = append(*bp, ParseErrorFrame(msg)...)
+	s.frames.Send(bp, to)
 }
 
 // handle runs a command on the actor. A panic in a handler becomes the
@@ -468,7 +594,7 @@ func (s *Server) handle(c *command, release func()) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(s.opts.Log, "xcsh: internal error handling %q: %v\n", c.typ, r)
-			s.parseError(fmt.Sprint(r))
+			s.parseError(fmt.Sprint(r), c.from)
 			c.kept = false
 		}
 		if !c.kept {
@@ -498,7 +624,7 @@ func (s *Server) unknown(c *command) {
 			name = string(c.typeRaw)
 		}
 	}
-	s.response(nil, c.typeRaw, false, nil, "Unknown command: "+name)
+	s.response(c.from, nil, c.typeRaw, false, nil, "Unknown command: "+name)
 }
 
 // logf writes a diagnostic line to the log (stderr), never to stdout.

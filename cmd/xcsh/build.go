@@ -48,6 +48,9 @@ func (b *builder) Build(req sessions.Request) (*sessions.Parts, error) {
 		m = mcp.New(mcp.Options{
 			Cwd: req.Cwd, AgentDir: sessionfile.AgentDir(os.Getenv), ConfigPaths: o.mcpConfigs, Servers: servers, NoConfigFiles: o.noMCP,
 			Getenv: os.Getenv, Clock: b.sh.clock, Log: b.stderr, Version: version,
+			// Under a sandbox, the project's own servers are confined or
+			// asked about (trust.go); a front with a user may ask.
+			Admit: b.sh.procs.project.mcpAdmit(b.canAsk(req), o.confirmTimeout),
 		})
 	}
 	p := sessionParts{cwd: req.Cwd, rec: rec, hostUI: req.HostUI, mcp: m}
@@ -117,7 +120,14 @@ func (b *builder) record(req sessions.Request) (*record, error) {
 		path = info.Path
 	}
 	if path == "" {
-		return newRecord(dir, req.Cwd, b.sh.clock, b.sh.ids)
+		r, err := newRecord(dir, req.Cwd, b.sh.clock, b.sh.ids)
+		if err == nil && req.Save {
+			if ferr := r.store.Flush(); ferr != nil {
+				// The session works; its file is written at the next entry.
+				fmt.Fprintf(b.stderr, "xcsh: %v\n", ferr)
+			}
+		}
+		return r, err
 	}
 	r, err := openRecord(path, b.stderr)
 	if err != nil {
@@ -125,6 +135,12 @@ func (b *builder) record(req sessions.Request) (*record, error) {
 	}
 	r.dir = dir
 	return r, nil
+}
+
+// canAsk reports whether the front of req can put a question to its user
+// (a confirm dialog in RPC with --ui, a permission request in ACP).
+func (b *builder) canAsk(req sessions.Request) bool {
+	return req.HostUI && (b.o.mode == "rpc" || b.o.mode == "acp" || b.o.mode == "serve") && !b.o.print
 }
 
 // Stored implements sessions.Builder.

@@ -52,9 +52,11 @@ func (p *confirmPolicy) gate(ctx context.Context, call engine.ToolCall) *engine.
 		if json.Unmarshal(call.Arguments, &a) != nil {
 			return nil
 		}
-		for _, re := range p.bash {
+		for i, re := range p.bash {
 			if re.MatchString(strings.TrimSpace(a.Command)) {
-				return p.ask(ctx, call.UI, "Run this command?", a.Command, "run the command")
+				// "Always allow" covers the pattern that asked, not every
+				// command the policy asks about.
+				return p.ask(ctx, call.UI, "Run this command?", a.Command, fmt.Sprintf("commands matching %q", p.patterns[i]), "run the command")
 			}
 		}
 	case "write", "edit":
@@ -76,7 +78,7 @@ func (p *confirmPolicy) gate(ctx context.Context, call engine.ToolCall) *engine.
 		}
 		for _, path := range paths {
 			if path != "" && !p.inside(path) {
-				return p.ask(ctx, call.UI, "Change a file outside the project?", path, "change "+path)
+				return p.ask(ctx, call.UI, "Change a file outside the project?", path, "", "change "+path)
 			}
 		}
 	}
@@ -91,8 +93,8 @@ func (p *confirmPolicy) inside(path string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-func (p *confirmPolicy) ask(ctx context.Context, ui engine.UI, title, message, what string) *engine.ToolResult {
-	reply, err := ui.Dialog(ctx, engine.DialogRequest{Method: engine.DialogConfirm, Title: title, Message: message, Timeout: p.timeout})
+func (p *confirmPolicy) ask(ctx context.Context, ui engine.UI, title, message, scope, what string) *engine.ToolResult {
+	reply, err := ui.Dialog(ctx, engine.DialogRequest{Method: engine.DialogConfirm, Title: title, Message: message, Scope: scope, Timeout: p.timeout})
 	if err == nil && reply.Confirmed && !reply.Cancelled {
 		return nil
 	}

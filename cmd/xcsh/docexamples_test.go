@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -134,13 +136,34 @@ func docExamplesCmd(ts *testscript.TestScript, neg bool, args []string) {
 		line := strings.ReplaceAll(ex.line, "go run ./cmd/xcsh", "xcsh")
 		line = strings.ReplaceAll(line, "bin/xcsh", "xcsh")
 		// A real provider is unreachable here: retry at once, not for 14 s.
-		line += " --retry-base-delay=1ms"
+		// (xcsh connect builds no session: it has no such flag.)
+		if !strings.Contains(line, "xcsh connect") {
+			line += " --retry-base-delay=1ms"
+		}
+		// A server runs until a signal: it must say it serves, then end
+		// with SIGTERM as a user's Ctrl-C or service manager ends it.
+		server := strings.Contains(line, "xcsh serve") && !strings.Contains(line, "--stdio")
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, "bash", "-c", line)
+		script := line
+		if server {
+			script = "exec " + line // the signal reaches the server, not bash
+		}
+		cmd := exec.CommandContext(ctx, "bash", "-c", script)
 		cmd.Dir, cmd.Env = ts.MkAbs("project"), env
-		var stderr bytes.Buffer
+		var stderr syncBuffer
 		cmd.Stderr = &stderr
-		out, err := cmd.Output()
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		err := cmd.Start()
+		if err == nil && server {
+			for ctx.Err() == nil && !strings.Contains(stderr.String(), "xcsh: serving on") && !exited(cmd) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+		}
+		if err == nil {
+			err = cmd.Wait()
+		}
 		cancel()
 		code := 0
 		var ee *exec.ExitError
@@ -153,12 +176,39 @@ func docExamplesCmd(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s: %s: %v", ex.where, ex.line, err)
 		}
 		ts.Logf("%s: %s: exit %d", ex.where, ex.line, code)
+		if server {
+			if code != 128+int(syscall.SIGTERM) || !strings.Contains(stderr.String(), "xcsh: serving on") {
+				ts.Fatalf("%s: %s: exit %d (want 143 after it served)\nstderr: %s", ex.where, ex.line, code, stderr.String())
+			}
+			continue
+		}
 		fake := strings.Contains(line, "fake")
 		if code == 2 || code < 0 || (fake && code != 0) || (!fake && code > 1) {
-			ts.Fatalf("%s: %s: exit %d\nstdout: %s\nstderr: %s", ex.where, ex.line, code, out, stderr.String())
+			ts.Fatalf("%s: %s: exit %d\nstdout: %s\nstderr: %s", ex.where, ex.line, code, out.String(), stderr.String())
 		}
 	}
 }
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// exited reports whether cmd's process is gone (without reaping it).
+func exited(cmd *exec.Cmd) bool { return cmd.Process.Signal(syscall.Signal(0)) != nil }
 
 // docModelsJSON adds the providers of providers.md's models.json example
 // to the agent dir's models.json, so the examples that use them run as a

@@ -22,10 +22,13 @@ import (
 // extension machinery exists in the session. validator checks the schemas
 // of the extensions' tools (the session's own, so what it compiles serves
 // the calls).
+//
+// Under a sandbox, project decides what of the project's own extensions
+// runs (trust.go).
 func setupExtensions(o *options, cwd string, active []engine.Tool, validator engine.Validator, sessionID, sessionFile string,
-	clock engine.Clock, stderr io.Writer) (*extension.Host, []engine.Tool) {
-	specs, problems := extension.Discover(extension.Where{Cwd: cwd, AgentDir: sessionfile.AgentDir(os.Getenv),
-		Paths: o.extensions, NoDiscovery: o.noExtensions})
+	clock engine.Clock, project *projectPolicy, stderr io.Writer) (*extension.Host, []engine.Tool) {
+	specs, problems := project.extensions(extension.Discover(extension.Where{Cwd: cwd, AgentDir: sessionfile.AgentDir(os.Getenv),
+		Paths: o.extensions, NoDiscovery: o.noExtensions}))
 	if len(specs) == 0 && len(problems) == 0 {
 		return nil, nil
 	}
@@ -38,7 +41,7 @@ func setupExtensions(o *options, cwd string, active []engine.Tool, validator eng
 		flags[k] = v
 	}
 	host := extension.New(extension.Options{Specs: specs, Problems: problems, Version: version, Cwd: cwd,
-		Env: extensionEnv(), Flags: flags, Clock: clock, Log: stderr, HasUI: (o.mode == "rpc" || o.mode == "acp") && !o.print,
+		Env: extensionEnv(), Flags: flags, Clock: clock, Log: stderr, HasUI: (o.mode == "rpc" || o.mode == "acp" || o.mode == "serve") && !o.print,
 		Validator: validator})
 	return host, host.Load(context.Background(), active, sessionID, sessionFile)
 }

@@ -16,10 +16,12 @@ import (
 // listModels prints the models the user can select (a provider with a key
 // or none needed), as the family's --list-models does, with the thinking
 // level a session would start with on each; the arguments filter the list.
-// Local servers are asked for their models first (bounded).
+// Local servers are asked for their models first (bounded). Without a
+// filter, the providers that could be enabled follow, each with how.
 func listModels(o *options, args []string, stdout, stderr io.Writer) error {
 	env := os.Getenv
-	reg, err := loadRegistry(sessionfile.AgentDir(env), env)
+	agentDir := sessionfile.AgentDir(env)
+	reg, err := loadRegistry(agentDir, env)
 	if err != nil {
 		return &exitError{2, "Error: " + err.Error()}
 	}
@@ -33,11 +35,9 @@ func listModels(o *options, args []string, stdout, stderr io.Writer) error {
 	ms.discovery.Wait()
 
 	level := engine.ThinkingXHigh
-	if o.thinking != "" {
-		l, ok := parseThinking(o.thinking)
-		if !ok {
-			return &exitError{2, fmt.Sprintf("Error: invalid --thinking %q (expected off, minimal, low, medium, high or xhigh)", o.thinking)}
-		}
+	if l, err := thinkingFlag(o.thinking); err != nil {
+		return err
+	} else if l != "" {
 		level = l
 	}
 	search := strings.TrimSpace(strings.Join(args, " "))
@@ -66,7 +66,8 @@ func listModels(o *options, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "No models matching %q.\n", search)
 			return nil
 		}
-		fmt.Fprintln(stdout, "No models available. Set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY), start Ollama, or configure a provider (docs/providers.md).")
+		fmt.Fprintln(stdout, "No models available.")
+		writeHints(stdout, enableHints(reg, agentDir, o.provider))
 		return nil
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
@@ -97,6 +98,9 @@ func listModels(o *options, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, b.String())
 	}
 	fmt.Fprintln(stdout, "\nthinking: the level a session starts with (xhigh, or --thinking, clamped to the model; - for none). Select one with --model provider/model[:level].")
+	if search == "" {
+		writeHints(stdout, enableHints(reg, agentDir, o.provider))
+	}
 	return nil
 }
 

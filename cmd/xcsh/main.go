@@ -5,6 +5,8 @@ package main
 import (
 	"os"
 
+	"github.com/xcsh-go/xcsh/engine/reaper"
+	"github.com/xcsh-go/xcsh/engine/tools/sandbox"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 )
 
@@ -14,5 +16,15 @@ func main() {
 	if shellexec.IsSupervisor(os.Args) {
 		os.Exit(shellexec.SupervisorMain())
 	}
+	// So is the wrapper that runs a project's MCP server or extension in
+	// the sandbox (engine/tools/sandbox, Wrap).
+	if sandbox.IsExec(os.Args) {
+		os.Exit(sandbox.ExecMain())
+	}
+	// The reaper of an extension or MCP server is this binary too.
+	if reaper.IsReaper(os.Args) {
+		os.Exit(reaper.Main())
+	}
+	reaper.Enable()
 	os.Exit(run())
 }

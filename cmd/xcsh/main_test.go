@@ -48,6 +48,8 @@ func TestMain(m *testing.M) {
 		// The Go example of docs/examples/extensions, as its main builds it.
 		"xcsh-ext-wordcount": func() { os.Exit(extkit.Run(wordcount.Extension())) },
 		"acp-client":         acptest.Main,
+		// Stacks Landlock layers, then execs a program (sandbox scenarios).
+		"landlock-layers": landlockLayersMain,
 	})
 }
 

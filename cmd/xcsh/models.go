@@ -29,6 +29,7 @@ type modelSetup struct {
 	// discovery is the background model discovery; wait before exiting.
 	discovery sync.WaitGroup
 	found     discoveries // what it asked and what failed
+	agentDir  string      // where models.json is, for the errors that name it
 }
 
 // setupModels loads the registry (<agentDir>/models.json and models.yml),
@@ -41,7 +42,7 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 	if err != nil {
 		return nil, &exitError{2, "Error: " + err.Error()}
 	}
-	ms := &modelSetup{reg: reg, provider: newMux(reg)}
+	ms := &modelSetup{reg: reg, provider: newMux(reg), agentDir: sessionfile.AgentDir(env)}
 	// Local servers are asked at once; start-up waits for them only when
 	// the choice of model needs their answer.
 	ms.startDiscovery(reg, env, deterministic)
@@ -109,7 +110,7 @@ func (ms *modelSetup) choose(o *options, optional bool, stderr io.Writer) error 
 			if builtinFake && !slices.Contains(known, "fake") {
 				known = append(known, "fake")
 			}
-			return &exitError{2, fmt.Sprintf("Error: unknown provider %q (known: %s); xcsh --list-models lists the models you can use", provider, strings.Join(known, ", "))}
+			return &exitError{2, unknownProvider(provider, known, ms.agentDir)}
 		}
 		m, level, ok := resolve(reg, provider, model)
 		if !ok && model != "" {
@@ -275,4 +276,13 @@ func (thinkingPolicy) SupportedEfforts(m engine.Model) []engine.ThinkingLevel {
 }
 func (thinkingPolicy) Clamp(m engine.Model, l engine.ThinkingLevel) engine.ThinkingLevel {
 	return models.ClampThinking(m, l)
+}
+
+// unknownProvider is the start-up error for a --provider (or a
+// provider/ prefix of --model) that no catalog, configuration or
+// discovery names: the nearest known names, and where a server of one's
+// own (vLLM, LiteLLM, ...) is configured.
+func unknownProvider(provider string, known []string, agentDir string) string {
+	return fmt.Sprintf("Error: unknown provider %q (nearest: %s); a server of your own is configured under \"providers\" in %s (docs/providers.md); xcsh --list-models lists the models you can use",
+		provider, strings.Join(models.NearestNames(provider, known, 3), ", "), filepath.Join(agentDir, "models.json"))
 }

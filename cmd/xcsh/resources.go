@@ -6,14 +6,13 @@ import (
 	"os"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/mcp"
 	"github.com/xcsh-go/xcsh/engine/resources"
 	"github.com/xcsh-go/xcsh/engine/rules"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 )
 
 // resourceLoader is the session's LoadResources: the context files,
-// skills, prompt templates and TTSR rules the flags allow, read in the
+// skills, prompt templates and rules the flags allow, read in the
 // background after ready; warnings go to stderr.
 func resourceLoader(o *options, cwd string, env func(string) string, stderr io.Writer) func(context.Context) engine.Resources {
 	opts := resources.Options{
@@ -24,7 +23,8 @@ func resourceLoader(o *options, cwd string, env func(string) string, stderr io.W
 	return func(context.Context) engine.Resources {
 		res := resources.Load(opts)
 		if !o.noRules {
-			res.Rules = rules.Discover(cwd, opts.AgentDir, stderr)
+			found := rules.Discover(cwd, opts.AgentDir, stderr)
+			res.Rules, res.PromptRules = found.TTSR, found.Prompt
 		}
 		return res
 	}
@@ -37,17 +37,4 @@ func home(env func(string) string) string {
 	}
 	h, _ := os.UserHomeDir()
 	return h
-}
-
-// mcpManager is the MCP client of the session, nil with --no-mcp. It reads
-// <agentDir>/mcp.json, .xcsh/mcp.json, .mcp.json and --mcp-config files
-// and starts their servers once Start is called, in the background.
-func mcpManager(o *options, cwd string, env func(string) string, clock engine.Clock, stderr io.Writer) *mcp.Manager {
-	if o.noMCP {
-		return nil
-	}
-	return mcp.New(mcp.Options{
-		Cwd: cwd, AgentDir: sessionfile.AgentDir(env), ConfigPaths: o.mcpConfigs,
-		Getenv: env, Clock: clock, Log: stderr, Version: version,
-	})
 }

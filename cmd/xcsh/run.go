@@ -175,7 +175,7 @@ and keys; architecture.md: how it is built).`,
 	f.DurationVar(&o.retryBaseDelay, "retry-base-delay", engine.DefaultRetryBase, "first auto-retry wait; doubled for each further attempt")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", engine.DefaultStreamIdleTimeout, "end a model call that sends nothing for this long (retryable); 0 disables")
 	f.DurationVar(&o.todoClearDelay, "todo-clear-delay", engine.DefaultTodoClearDelay, "how long a completed or abandoned todo stays listed (0: at once, negative: never)")
-	f.BoolVar(&o.noRules, "no-rules", false, "do not load TTSR rules (.xcsh/rules, .cursor/rules, ...)")
+	f.BoolVar(&o.noRules, "no-rules", false, "do not load rules (.xcsh/rules, .cursor/rules, .clinerules, ...)")
 	f.BoolVar(&o.ui, "ui", false, "the host answers extension UI dialogs: offers the ask tool")
 	f.StringVar(&o.confirmBash, "confirm-bash", "", "comma-separated command patterns (* and ?) the user must confirm before bash runs them")
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
@@ -203,6 +203,7 @@ and keys; architecture.md: how it is built).`,
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
 	}
 	f.StringVar(&o.providerSessionID, "provider-session-id", "", "accepted for compatibility; no effect")
+	cmd.AddCommand(newServeCmd(cmd, o, stdin, stdout, stderr), newConnectCmd(stdin, stdout, stderr))
 	return cmd
 }
 
@@ -228,8 +229,8 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	switch mode {
 	case "rpc":
 		for _, a := range args {
-			if strings.HasPrefix(a, "@") {
-				return &exitError{2, "Error: @file arguments are not supported in RPC mode"}
+			if strings.HasPrefix(a, "@") { // exit 1, as the reference (rpc-protocol.md)
+				return &exitError{1, "Error: @file arguments are not supported in RPC mode"}
 			}
 		}
 		if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
@@ -326,6 +327,10 @@ type sharedSetup struct {
 // setupShared resolves the keys, the models (optional: none yet is no
 // error), the sandbox (for cwd) and the thinking level.
 func setupShared(o *options, clock engine.Clock, ids engine.IDSource, deterministic, optional bool, cwd string, stderr io.Writer) (*sharedSetup, error) {
+	level, err := thinkingFlag(o.thinking) // thinkingflag.go
+	if err != nil {
+		return nil, err
+	}
 	if err := resolveAPIKey(o, &o.procs.keys, os.Getenv); err != nil { // procs: keys.go
 		return nil, err
 	}
@@ -343,13 +348,8 @@ func setupShared(o *options, clock engine.Clock, ids engine.IDSource, determinis
 	if ms.thinking != "" {
 		thinking = ms.thinking // a ":level" suffix of --model
 	}
-	if o.thinking != "" {
-		// As the original: reported and ignored, the default stays.
-		if l, ok := parseThinking(o.thinking); ok {
-			thinking = l
-		} else {
-			fmt.Fprintf(stderr, "Warning: invalid --thinking %q (expected off, minimal, low, medium, high or xhigh); ignored\n", o.thinking)
-		}
+	if level != "" {
+		thinking = level
 	}
 	return &sharedSetup{clock: clock, ids: ids, deterministic: deterministic, ms: ms, procs: procs, thinking: thinking,
 		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
@@ -403,7 +403,7 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	// Extensions start here, in parallel, once the session's identity is
 	// known; their tools join the built-ins (a taken name is refused).
 	validator := schema.New()
-	extHost, extTools := setupExtensions(o, cwd, active, validator, rec.id, rec.file, clock, stderr)
+	extHost, extTools := setupExtensions(o, cwd, active, validator, rec.id, rec.file, clock, sh.procs.project, stderr)
 	active = append(active, extTools...)
 	var hooks engine.Hooks
 	var commands []engine.CommandSource
@@ -420,7 +420,7 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 	// (set_host_tools, MCP servers) rebuild the prompt.
 	rebuildPrompt := func(p engine.PromptParts) string {
 		po := promptOpts
-		po.Tools, po.Context, po.Skills = p.Tools, p.Context, p.Skills
+		po.Tools, po.Context, po.Skills, po.Rules = p.Tools, p.Context, p.Skills, p.Rules
 		return engine.BuildSystemPrompt(po)
 	}
 

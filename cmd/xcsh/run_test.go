@@ -36,7 +36,7 @@ func TestSetupModels(t *testing.T) {
 		{"fake", "fake/demo", "demo", "", noKeys},
 		{"fake", script, "s", "", noKeys},
 		{"", script, "s", "", noKeys},
-		{"nosuch", "", "", `Error: unknown provider "nosuch" (known: `, noKeys},
+		{"nosuch", "", "", `Error: unknown provider "nosuch" (nearest: `, noKeys},
 		{"", "", "", "Error: no models available: use --provider fake", noKeys},
 		{"fake", "/does/not/exist.json", "", "Error: ", noKeys},
 		{"anthropic", "claude-sonnet-4-5", "claude-sonnet-4-5", "", noKeys},

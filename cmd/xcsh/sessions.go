@@ -35,6 +35,9 @@ func startupPath(o *options, env func(string) string, cwd string, stderr io.Writ
 			return filepath.Abs(target)
 		} else if strings.ContainsRune(target, os.PathSeparator) || strings.HasSuffix(target, ".jsonl") {
 			// A path, not an id prefix: say so plainly.
+			if err == nil {
+				return "", fmt.Errorf("%s is a directory, not a session file", target)
+			}
 			return "", fmt.Errorf("no such session file: %s", target)
 		}
 		info, err := sessionfile.FindByID(target, dir, filepath.Join(sessionfile.AgentDir(env), "sessions"))

@@ -27,6 +27,9 @@ func addProcFlags(f *pflag.FlagSet, p *procFlags) {
 type procSetup struct {
 	sandbox *sandbox.Policy      // for the file tools; nil when off
 	state   *engine.SandboxState // get_state.sandbox; nil when off
+	// project decides what of a project's own MCP servers and extensions
+	// runs (trust.go); nil when the sandbox is off.
+	project *projectPolicy
 }
 
 // setupProcs prepares every process the agent will start: the provider
@@ -39,9 +42,9 @@ type procSetup struct {
 // starts now, in the sandbox (sandbox.go).
 func setupProcs(p *procFlags, reg *models.Registry, cwd string, stderr io.Writer) (*procSetup, error) {
 	scrubKeyEnv(&p.keys, reg)
-	policy, state, err := setupSandbox(&p.sandbox, cwd, os.Getenv, stderr)
+	sb, err := setupSandbox(&p.sandbox, cwd, os.Getenv, stderr)
 	if err != nil {
 		return nil, err
 	}
-	return &procSetup{sandbox: policy, state: state}, nil
+	return &procSetup{sandbox: sb.policy, state: sb.state, project: newProjectPolicy(&p.sandbox, sb, stderr)}, nil
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // What an extension may ask of the agent. Each call is a session verb.
@@ -77,7 +77,8 @@ var slowCalls = map[string]slowCall{
 	"compact":        callCompact,
 }
 
-func failed(code int, format string) error { return &callError{code: code, msg: format} }
+// failed is a call's failure with its code, answered as it is.
+func failed(code int, msg string) error { return &jsonrpc.Error{Code: code, Message: msg} }
 
 func invalid(err error) error {
 	return failed(jsonrpc.CodeInvalidParams, "invalid params: "+strings.TrimPrefix(err.Error(), "json: "))
@@ -94,34 +95,32 @@ func decodeParams(params json.RawMessage, v any) error {
 	return nil
 }
 
-// handleRequest serves one request of e, on its reader goroutine.
-func (h *Host) handleRequest(e *ext, m *jsonrpc.Message) {
+// handleRequest serves one request of e, on its reader goroutine: a quick
+// call is answered at once; a waiting one runs on a goroutine of its own
+// and is answered from there (jsonrpc.ErrAsync). ctx ends when the
+// extension withdraws the request ($/cancelRequest).
+func (h *Host) handleRequest(ctx context.Context, e *ext, req *jsonrpc.Request) (any, error) {
 	sess := h.session()
 	if sess == nil {
-		e.reply(m.ID, nil, failed(jsonrpc.CodeFailed, "the agent is starting: calls are served once the handshake is over"))
-		return
+		return nil, failed(jsonrpc.CodeFailed, "the agent is starting: calls are served once the handshake is over")
 	}
 	var c common
-	_ = json.Unmarshal(m.Params, &c)
+	_ = json.Unmarshal(req.Params, &c)
 	if cur := h.currentSession(); c.SessionID != "" && c.SessionID != cur {
-		e.reply(m.ID, nil, failed(jsonrpc.CodeStaleSession, "stale session: "+c.SessionID+" is no longer the current session ("+cur+")"))
-		return
+		return nil, failed(jsonrpc.CodeStaleSession, "stale session: "+c.SessionID+" is no longer the current session ("+cur+")")
 	}
-	if fn := quickCalls[m.Method]; fn != nil {
-		res, err := fn(h, e, sess, m.Params)
-		e.reply(m.ID, res, err)
-		return
+	if fn := quickCalls[req.Method]; fn != nil {
+		res, err := fn(h, e, sess, req.Params)
+		return json.RawMessage(res), err
 	}
-	fn := slowCalls[m.Method]
+	fn := slowCalls[req.Method]
 	if fn == nil {
-		e.reply(m.ID, nil, failed(jsonrpc.CodeMethodNotFound, "unknown method: "+m.Method))
-		return
+		return nil, failed(jsonrpc.CodeMethodNotFound, "unknown method: "+req.Method)
 	}
 	select {
 	case e.async <- struct{}{}:
 	default:
-		e.reply(m.ID, nil, failed(jsonrpc.CodeTooMany, "too many requests in flight (at most "+strconv.Itoa(maxAsync)+")"))
-		return
+		return nil, failed(jsonrpc.CodeTooMany, "too many requests in flight (at most "+strconv.Itoa(maxAsync)+")")
 	}
 	var parent *call
 	base := e.ctx
@@ -130,32 +129,30 @@ func (h *Host) handleRequest(e *ext, m *jsonrpc.Message) {
 			base = parent.ctx
 		}
 	}
-	ctx, cancel := context.WithCancel(base)
+	// The call's context: the work it belongs to, ended by the
+	// extension's withdrawal (the request's ctx) and by its death.
+	cctx, cancel := context.WithCancel(base)
+	stopWithdrawn := context.AfterFunc(ctx, cancel)
 	stopDead := context.AfterFunc(e.ctx, cancel) // it died: what it asked for ends
-	key := string(m.ID)
-	e.mu.Lock()
-	e.handling[key] = cancel
-	e.mu.Unlock()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
 		defer func() { <-e.async }()
 		defer stopDead()
+		defer stopWithdrawn()
 		defer cancel()
-		res, err := fn(ctx, h, e, sess, m.Params, parent)
-		e.mu.Lock()
-		delete(e.handling, key)
-		e.mu.Unlock()
-		if err == nil && ctx.Err() != nil {
+		res, err := fn(cctx, h, e, sess, req.Params, parent)
+		if err == nil && cctx.Err() != nil {
 			err = failed(jsonrpc.CodeCancelled, "cancelled")
 		}
-		e.reply(m.ID, res, err)
+		e.conn.Respond(req, json.RawMessage(res), err)
 	}()
+	return nil, jsonrpc.ErrAsync
 }
 
 // handleNotification serves one notification of e: streamed tool output,
 // a withdrawn request, a log line, or a fire-and-forget quick call.
-func (h *Host) handleNotification(e *ext, m *jsonrpc.Message) {
+func (h *Host) handleNotification(e *ext, m *jsonrpc.Request) {
 	switch m.Method {
 	case "tool/update":
 		var p struct {
@@ -181,12 +178,7 @@ func (h *Host) handleNotification(e *ext, m *jsonrpc.Message) {
 		if json.Unmarshal(m.Params, &p) != nil {
 			return
 		}
-		e.mu.Lock()
-		cancel := e.handling[string(compact(p.ID))]
-		e.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
+		e.conn.Cancel(compact(p.ID))
 	case "log":
 		var p struct {
 			Level   string `json:"level"`

@@ -11,18 +11,20 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 
-// ext is one running extension: its process, the line protocol on its
-// standard streams, the requests we sent it and wait on, and the requests
-// it sent us that are being handled.
+// ext is one running extension: its process and the JSON-RPC connection
+// on its standard streams (jsonrpc.Conn: our requests waiting for their
+// answers, its requests being handled).
 //
-// Goroutines: a reader (stdout: responses resolve our calls at once, on
-// the reader, as rpc's pending table does; requests and notifications are
-// handled there or on a handler goroutine), a writer (stdin: the outgoing
-// queue), a stderr copier, and one goroutine per asynchronous request
-// handler (bounded by maxAsync). The host's wait group counts them all.
+// Goroutines: a reader (stdout, through the connection: answers retire
+// our requests at once, on the reader, as rpc's pending table does;
+// requests and notifications are handled there or on a handler
+// goroutine), a writer (stdin: the outgoing queue), a stderr copier, and
+// one goroutine per asynchronous request handler (bounded by maxAsync).
+// The host's wait group counts them all.
 type ext struct {
 	h    *Host
 	spec Spec
@@ -34,18 +36,18 @@ type ext struct {
 	tools    []toolDef
 	commands []commandDef
 
-	out outQueue
+	out  outQueue
+	conn *jsonrpc.Conn
 
 	// async bounds the asynchronous handlers running at once (a flood of
 	// dialogs or execs is answered CodeTooMany, never queued).
 	async chan struct{}
 
-	mu      sync.Mutex
-	nextID  int64
-	pending map[int64]*call // our requests waiting for an answer; guarded by mu
-	// handling are its requests being handled asynchronously, by the id
-	// it gave (raw JSON text), for $/cancelRequest; guarded by mu.
-	handling map[string]context.CancelFunc
+	// noise counts its stdout lines that were not JSON-RPC (only the
+	// reader touches it).
+	noise int
+
+	mu sync.Mutex
 	// updates route tool/update notifications to the running call's
 	// update function, by tool call id; guarded by mu.
 	updates map[string]func(engine.ToolResult)
@@ -64,12 +66,11 @@ type ext struct {
 // maxAsync bounds an extension's requests handled at once.
 const maxAsync = 32
 
-// call is one of our requests waiting for the extension's answer.
+// call is what one of our requests belongs to, kept beside it in the
+// connection's table (jsonrpc.Conn.CallWith) for the extension's calls
+// made "during" it.
 type call struct {
-	id     int64
-	method string
-	ctx    context.Context // the work the request belongs to: calls it makes "during" it derive from it
-	reply  chan *jsonrpc.Message
+	ctx context.Context // the work the request belongs to: calls it makes "during" it derive from it
 	// paused counts dialogs opened during the call: the deadline does not
 	// run while the user is being asked; guarded by ext.mu.
 	paused int
@@ -87,13 +88,23 @@ func (e errDeadline) Error() string { return "no answer within " + e.d.String() 
 func newExt(h *Host, spec Spec) *ext {
 	e := &ext{
 		h: h, spec: spec, async: make(chan struct{}, maxAsync),
-		pending: map[int64]*call{}, handling: map[string]context.CancelFunc{},
 		updates: map[string]func(engine.ToolResult){}, dead: make(chan struct{}),
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.out.init(h.opts.QueueBytes)
+	e.conn = jsonrpc.New(queueWriter{e}, jsonrpc.Options{
+		Preempt: e.serve,
+		BadLine: e.badLine,
+	})
 	return e
 }
+
+// queueWriter sends the connection's lines through the extension's
+// queue: each line is a new buffer, which the queue keeps until written.
+type queueWriter struct{ e *ext }
+
+func (w queueWriter) Buf() *[]byte    { b := make([]byte, 0, 256); return &b }
+func (w queueWriter) Send(bp *[]byte) { w.e.send(*bp) }
 
 // send queues a line for the extension. A full queue means it has stopped
 // reading: it is failed (off this goroutine, which may be the executor's).
@@ -112,23 +123,10 @@ func (e *ext) send(line []byte) bool {
 // call opened is waiting for the user). A cancelled or timed-out request
 // is withdrawn with $/cancelRequest.
 func (e *ext) request(ctx context.Context, method string, params []byte, deadline time.Duration) (json.RawMessage, error) {
-	c := &call{method: method, ctx: ctx, reply: make(chan *jsonrpc.Message, 1), kick: make(chan struct{}, 1)}
-	e.mu.Lock()
-	if e.isDead() {
-		e.mu.Unlock()
-		return nil, e.goneErr()
-	}
-	e.nextID++
-	c.id = e.nextID
-	e.pending[c.id] = c
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		delete(e.pending, c.id)
-		e.mu.Unlock()
-	}()
-	if !e.send(jsonrpc.AppendRequest(nil, c.id, method, params)) {
-		return nil, e.goneErr()
+	c := &call{ctx: ctx, kick: make(chan struct{}, 1)}
+	cl, err := e.conn.CallWith(method, json.RawMessage(params), c)
+	if err != nil {
+		return nil, err
 	}
 	var timeout <-chan struct{}
 	stop := func() {}
@@ -145,15 +143,13 @@ func (e *ext) request(ctx context.Context, method string, params []byte, deadlin
 	arm()
 	defer func() { stop() }()
 	withdraw := func() {
-		e.send(jsonrpc.AppendNotification(nil, "$/cancelRequest", []byte(`{"id":`+strconv.FormatInt(c.id, 10)+`}`)))
+		cl.Withdraw()
+		e.conn.Notify("$/cancelRequest", json.RawMessage(`{"id":`+strconv.FormatInt(cl.ID(), 10)+`}`))
 	}
 	for {
 		select {
-		case m := <-c.reply:
-			if m.Error != nil {
-				return nil, m.Error
-			}
-			return m.Result, nil
+		case <-cl.Done():
+			return cl.Result()
 		case <-c.kick:
 			arm()
 		case <-timeout:
@@ -162,8 +158,6 @@ func (e *ext) request(ctx context.Context, method string, params []byte, deadlin
 		case <-ctx.Done():
 			withdraw()
 			return nil, context.Cause(ctx)
-		case <-e.dead:
-			return nil, e.goneErr()
 		}
 	}
 }
@@ -171,9 +165,10 @@ func (e *ext) request(ctx context.Context, method string, params []byte, deadlin
 // during finds our request the extension names in a call's "during"
 // field, for the call to belong to it (nil: none, or already answered).
 func (e *ext) during(id int64) *call {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.pending[id]
+	if cl := e.conn.Pending(id); cl != nil {
+		return cl.Value().(*call)
+	}
+	return nil
 }
 
 // pause stops c's deadline while a dialog it opened waits; the returned
@@ -200,15 +195,6 @@ func (e *ext) pause(c *call) func() {
 	}
 }
 
-func (e *ext) isDead() bool {
-	select {
-	case <-e.dead:
-		return true
-	default:
-		return false
-	}
-}
-
 func (e *ext) goneErr() error {
 	<-e.dead
 	if e.deadErr != nil {
@@ -230,6 +216,7 @@ func (e *ext) claim() bool {
 func (e *ext) die(err error) {
 	e.deadErr = err
 	close(e.dead)
+	e.conn.Close(e.goneErr())
 	e.cancel()
 	e.out.close()
 	e.proc.kill()
@@ -245,82 +232,40 @@ func (e *ext) kill(err error) bool {
 	return true
 }
 
-// readLoop reads the extension's stdout until EOF. Lines that are not
-// JSON-RPC are noise: logged (the first few) and dropped, never passed on.
+// readLoop reads the extension's stdout until EOF, through the
+// connection. Our requests still waiting stay so until the extension is
+// known to be dead (die): the exit's report names them.
 func (e *ext) readLoop(stdout io.Reader) {
-	r := jsonrpc.NewReader(stdout, e.h.opts.MaxLine)
-	noise := 0
-	for {
-		line, err := r.Next()
-		if err == jsonrpc.ErrLineTooLong {
-			e.h.logf("extension %s: a line over %d bytes was dropped", e.spec.Path, e.h.opts.MaxLine)
-			continue
-		}
-		if err != nil {
-			return
-		}
-		m, derr := jsonrpc.Decode(line)
-		if derr != nil {
-			if noise++; noise <= maxNoiseLogged {
-				e.h.logf("extension %s: not a JSON-RPC line on stdout (dropped): %.200s", e.spec.Path, line)
-			} else if noise == maxNoiseLogged+1 {
-				e.h.logf("extension %s: more stdout noise; no longer logged", e.spec.Path)
-			}
-			continue
-		}
-		switch {
-		case m.IsResponse():
-			e.resolve(m)
-		case m.IsRequest():
-			e.h.handleRequest(e, m)
-		default:
-			e.h.handleNotification(e, m)
-		}
+	_ = e.conn.Read(lineio.NewReader(stdout, e.h.opts.MaxLine))
+}
+
+// badLine logs a line that was dropped: over the cap, or not JSON-RPC
+// (noise: the first few are logged, never passed on). On the reader.
+func (e *ext) badLine(line []byte, err error) {
+	if errors.Is(err, lineio.ErrLineTooLong) {
+		e.h.logf("extension %s: a line over %d bytes was dropped", e.spec.Path, e.h.opts.MaxLine)
+		return
+	}
+	if e.noise++; e.noise <= maxNoiseLogged {
+		e.h.logf("extension %s: not a JSON-RPC line on stdout (dropped): %.200s", e.spec.Path, line)
+	} else if e.noise == maxNoiseLogged+1 {
+		e.h.logf("extension %s: more stdout noise; no longer logged", e.spec.Path)
 	}
 }
 
 // maxNoiseLogged bounds the noise lines logged per extension.
 const maxNoiseLogged = 5
 
-// resolve hands a response to the request waiting for it; unknown ids
-// (late answers to withdrawn requests) are dropped.
-func (e *ext) resolve(m *jsonrpc.Message) {
-	id, err := strconv.ParseInt(string(m.ID), 10, 64)
-	if err != nil {
-		return
+// serve takes every request and notification of the extension on its
+// reader, in the order it sent them (calls.go): the quick calls are
+// answered there, the waiting ones on goroutines of their own.
+func (e *ext) serve(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	if req.IsCall() {
+		return e.h.handleRequest(ctx, e, req)
 	}
-	e.mu.Lock()
-	c := e.pending[id]
-	e.mu.Unlock()
-	if c != nil {
-		select {
-		case c.reply <- m:
-		default:
-		}
-	}
+	e.h.handleNotification(e, req)
+	return nil, nil
 }
-
-// reply writes a response to one of the extension's requests.
-func (e *ext) reply(id json.RawMessage, result []byte, err error) {
-	if err == nil {
-		e.send(jsonrpc.AppendResult(nil, id, result))
-		return
-	}
-	code := jsonrpc.CodeFailed
-	var ce *callError
-	if errors.As(err, &ce) {
-		code = ce.code
-	}
-	e.send(jsonrpc.AppendError(nil, id, code, err.Error()))
-}
-
-// callError is a failure of an extension's call with its code.
-type callError struct {
-	code int
-	msg  string
-}
-
-func (c *callError) Error() string { return c.msg }
 
 // outQueue is an extension's outgoing lines: pushed by anyone (the
 // executor's tap among them) without blocking, written by the writer

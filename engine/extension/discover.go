@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/project"
 )
 
 // ManifestName is the file that makes a directory an extension.
@@ -40,23 +41,51 @@ type Where struct {
 
 // Discover lists the extensions to run, in load order, first occurrence
 // of a path wins: the --extension paths; the "extensions" lists of
-// <agentDir>/settings.json and <cwd>/.xcsh/settings.json (paths relative
-// to the file's directory; an entry is a path or {"path", "timeout"});
-// then every entry of <cwd>/.xcsh/extensions/ and of
-// <agentDir>/extensions/, by name. An entry is an executable file or a
-// directory holding extension.json; other files in those directories are
-// skipped (hidden ones silently). What cannot be used is returned as a
-// problem, for extension_error.
+// <agentDir>/settings.json and of .xcsh/settings.json in the project's
+// folders (paths relative to the file's directory; an entry is a path or
+// {"path", "timeout"}); then every entry of .xcsh/extensions/ in the
+// project's folders and of <agentDir>/extensions/, by name. The project's
+// folders are the working directory and each parent up to the project
+// root, nearest first (engine/project), so an extension of the project
+// guards a session started in any of its subfolders. An entry is an
+// executable file or a directory holding extension.json; other files in
+// those directories are skipped (hidden ones silently). What cannot be
+// used is returned as a problem, for extension_error.
+//
+// Those the project brings (the settings lists and extensions directories
+// of its folders, unless the agent dir lies there) are marked Project: a
+// sandbox does not run them as the user unasked.
 func Discover(w Where) ([]Spec, []engine.ExtensionError) {
 	d := &discovery{seen: map[string]bool{}}
 	for _, p := range w.Paths {
 		d.add(absolute(w.Cwd, p), 0, true)
 	}
 	if !w.NoDiscovery {
-		for _, file := range []string{filepath.Join(w.AgentDir, "settings.json"), filepath.Join(w.Cwd, ".xcsh", "settings.json")} {
-			d.settings(file)
+		agentDir := filepath.Clean(w.AgentDir)
+		fromProject := func(path string) bool { return w.AgentDir == "" || !within(path, agentDir) }
+		type source struct {
+			path    string
+			project bool
 		}
-		for _, dir := range []string{filepath.Join(w.Cwd, ".xcsh", "extensions"), filepath.Join(w.AgentDir, "extensions")} {
+		var settings, extDirs []source
+		if w.AgentDir != "" {
+			settings = append(settings, source{filepath.Join(w.AgentDir, "settings.json"), false})
+		}
+		for _, p := range project.Dirs(w.Cwd) {
+			f, e := filepath.Join(p, ".xcsh", "settings.json"), filepath.Join(p, ".xcsh", "extensions")
+			settings = append(settings, source{f, fromProject(f)})
+			extDirs = append(extDirs, source{e, fromProject(e)})
+		}
+		if w.AgentDir != "" {
+			extDirs = append(extDirs, source{filepath.Join(w.AgentDir, "extensions"), false})
+		}
+		for _, src := range settings {
+			d.project = src.project
+			d.settings(src.path)
+		}
+		for _, src := range extDirs {
+			d.project = src.project
+			dir := src.path
 			entries, err := os.ReadDir(dir)
 			if err != nil {
 				continue
@@ -80,6 +109,13 @@ type discovery struct {
 	seen     map[string]bool
 	specs    []Spec
 	problems []engine.ExtensionError
+	// project marks what is added now as the project's.
+	project bool
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return dir != "" && dir != "." && (p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)))
 }
 
 func absolute(base, p string) string {
@@ -120,6 +156,7 @@ func (d *discovery) add(path string, deadline time.Duration, explicit bool) {
 		if deadline > 0 {
 			spec.Deadline = deadline
 		}
+		spec.Project = d.project
 		d.specs = append(d.specs, spec)
 	case !fi.Mode().IsRegular():
 		d.problem(path, errors.New("not a regular file or a directory"))
@@ -128,7 +165,7 @@ func (d *discovery) add(path string, deadline time.Duration, explicit bool) {
 			d.problem(path, errors.New("not executable (an extension is an executable, or a directory with "+ManifestName+")"))
 		}
 	default:
-		d.specs = append(d.specs, Spec{Path: path, Command: []string{path}, Deadline: deadline})
+		d.specs = append(d.specs, Spec{Path: path, Command: []string{path}, Deadline: deadline, Project: d.project})
 	}
 }
 

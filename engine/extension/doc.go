@@ -18,9 +18,16 @@
 // # Processes and the wire
 //
 // Each extension is a process in its own process group, started in the
-// session's directory with the environment cmd/xcsh gives it. It speaks
-// JSON-RPC 2.0, one message per line (package jsonrpc), on its stdin and
-// stdout; its stderr goes to the agent's log, a line at a time. Lines on
+// session's directory with the environment cmd/xcsh gives it (through
+// Spec.Wrap when cmd/xcsh confines it: Discover marks the project's own,
+// which a sandbox does not run as the user unasked), under a reaper on
+// Linux (engine/reaper): whatever it starts, even a process that left its
+// group and session, ends with it and with the agent. It speaks JSON-RPC
+// 2.0, one message per line, on its stdin and stdout, through a
+// jsonrpc.Conn (engine/jsonrpc, the connection the ACP front uses too):
+// its requests and notifications are served on the reader (calls.go),
+// ours wait in the connection's table; its stderr goes to the agent's
+// log, a line at a time. Lines on
 // its stdout that are not JSON-RPC are logged and dropped: nothing it
 // writes ever reaches the host's stdout. The handshake (initialize) says
 // what it subscribes to and registers its tools and commands; Load runs
@@ -51,7 +58,7 @@
 // # Goroutines
 //
 // Per extension: a reader (its stdout: responses resolve waiting requests
-// at once, as rpc's pending table does), a writer (its stdin, fed by an
+// at once, in the connection's table, as rpc's pending table does), a writer (its stdin, fed by an
 // unblocking queue: the tap runs on the session's executor and must never
 // wait for an extension), a stderr copier, a watcher of its exit, and one
 // goroutine per waiting call it made. The Host's wait group counts the

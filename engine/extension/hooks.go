@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // The Host is the session's engine.Hooks: each hook point asks the

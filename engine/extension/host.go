@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // DefaultDeadline bounds every hook of an extension unless its Spec says
@@ -42,6 +43,13 @@ type Spec struct {
 	// Deadline bounds each of its hooks (0: DefaultDeadline; at most
 	// MaxDeadline); its handshake has MaxHandshake.
 	Deadline time.Duration
+	// Project says the project found it (<cwd>/.xcsh/extensions/ or
+	// <cwd>/.xcsh/settings.json), not the user: under a sandbox the
+	// program decides whether and how it runs (cmd/xcsh's trust policy).
+	Project bool
+	// Wrap, when set, changes its command before it starts (to run it
+	// confined).
+	Wrap func(*exec.Cmd) error
 }
 
 // Options configure a Host. cmd/xcsh builds them.
@@ -272,7 +280,7 @@ func (h *Host) Load(ctx context.Context, existing []engine.Tool, sessionID, sess
 
 // start starts e's process and makes the handshake. (Load)
 func (h *Host) start(ctx context.Context, e *ext, sessionID, sessionFile string) error {
-	stdin, stdout, err := e.proc.start(e.spec, h.opts.Cwd, h.opts.Env, h.logf)
+	stdin, stdout, err := e.proc.start(e.spec, h.opts.Cwd, h.opts.Env, h.opts.Grace, h.logf)
 	if err != nil {
 		return fmt.Errorf("cannot start: %w", err)
 	}
@@ -357,11 +365,11 @@ func (h *Host) watch(e *ext, stdout *os.File, readerDone <-chan struct{}) {
 	t.Stop()
 	e.mu.Lock()
 	stopping := e.stopping
-	var busy []string
-	for _, c := range e.pending {
-		busy = append(busy, c.method)
-	}
 	e.mu.Unlock()
+	var busy []string
+	for _, c := range e.conn.Calls() {
+		busy = append(busy, c.Method())
+	}
 	msg := e.proc.exitText()
 	if len(busy) > 0 {
 		msg += " while handling " + strings.Join(busy, ", ")

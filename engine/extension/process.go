@@ -10,10 +10,14 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/xcsh-go/xcsh/engine/reaper"
 )
 
 // process is an extension's operating-system process. It runs in a
-// process group of its own, so stopping it stops what it started.
+// process group of its own, under a reaper where there is one (see
+// engine/reaper): stopping it, or the agent's end however it comes, stops
+// everything it started, even what left its group and session.
 type process struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -23,8 +27,9 @@ type process struct {
 
 // start runs spec's command in dir with env. It returns the agent's ends
 // of the extension's stdin and stdout; stderr is copied to log, a line at
-// a time, under the extension's path.
-func (p *process) start(spec Spec, dir string, env []string, log func(format string, args ...any)) (io.WriteCloser, *os.File, error) {
+// a time, under the extension's path. grace is the time the extension has
+// after a SIGTERM (stop's step) before the reaper kills it.
+func (p *process) start(spec Spec, dir string, env []string, grace time.Duration, log func(format string, args ...any)) (io.WriteCloser, *os.File, error) {
 	if len(spec.Command) == 0 {
 		return nil, nil, errors.New("no command")
 	}
@@ -33,6 +38,14 @@ func (p *process) start(spec Spec, dir string, env []string, log func(format str
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setDeathSignal(cmd.SysProcAttr)
+	if spec.Wrap != nil {
+		if err := spec.Wrap(cmd); err != nil {
+			return nil, nil, err
+		}
+	}
+	// The reaper wraps it all: it ends whatever the extension (or the
+	// sandbox's wrapper) starts, with it or with the agent.
+	reaper.Wrap(cmd, grace)
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -86,18 +99,16 @@ func (p *process) start(spec Spec, dir string, env []string, log func(format str
 	return stdinW, stdoutR, nil
 }
 
-// signal sends sig to the extension's process group.
+// signal sends sig to the extension's process group (SIGKILL: to it and
+// everything it left behind, under a reaper).
 func (p *process) signal(sig syscall.Signal) {
 	p.mu.Lock()
 	cmd := p.cmd
 	p.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, sig)
+	reaper.Signal(cmd, sig)
 }
 
-// kill ends the process group at once.
+// kill ends the process group, and under a reaper what left it, at once.
 func (p *process) kill() { p.signal(syscall.SIGKILL) }
 
 // done is closed once the process has been reaped (never for a process

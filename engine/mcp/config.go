@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/xcsh-go/xcsh/engine/project"
 )
 
 // serverConfig is one entry of "mcpServers", as Claude Code, Cursor and
@@ -21,16 +23,23 @@ type serverConfig struct {
 	Command   string
 	Args      []string
 	Env       map[string]string // expanded
-	Cwd       string
-	URL       string
-	Headers   map[string]string // expanded
-	Timeout   time.Duration     // per call; 0: the manager's default
+	Cwd       string            // as written (expanded); relative to Dir
+	// Dir is the folder a stdio server runs in when Cwd is unset, and
+	// that a relative Cwd starts from: the project folder of the file
+	// that defined it; "" for the session's working directory.
+	Dir     string
+	URL     string
+	Headers map[string]string // expanded
+	Timeout time.Duration     // per call; 0: the manager's default
 	// StartTimeout bounds connecting and listing the tools; 0: the
 	// manager's default. A model call waits for a starting server that
 	// long at most.
 	StartTimeout time.Duration
 	Disabled     bool
 	File         string // the file that defined it
+	// Project says File is the project's own (.xcsh/mcp.json or .mcp.json
+	// in Cwd), not the user's: Options.Admit decides whether it runs.
+	Project bool
 	// Problem is why the entry cannot start (a missing variable, no
 	// command); the server is reported failed with it.
 	Problem string
@@ -111,20 +120,30 @@ type rawServer struct {
 	Startup  *float64          `json:"startupTimeout"` // milliseconds
 }
 
+// configFile is one configuration file and the folder its stdio servers
+// run in by default ("" for the session's working directory).
+type configFile struct{ path, dir string }
+
 // configFiles lists the configuration files in precedence order (a
 // server name defined earlier wins): the command line's, the project's
-// (.xcsh/mcp.json, then .mcp.json), the user's (<agentDir>/mcp.json).
-func configFiles(o Options) []string {
-	var out []string
+// (.xcsh/mcp.json, then .mcp.json, in the working directory and each
+// parent up to the project root, nearest first: engine/project), the
+// user's (<agentDir>/mcp.json). A project file's servers run in the
+// project folder that holds it, as they do for the agent the file was
+// written for, so its relative paths work from any subfolder.
+func configFiles(o Options) []configFile {
+	var out []configFile
 	for _, p := range o.ConfigPaths {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(o.Cwd, p)
 		}
-		out = append(out, p)
+		out = append(out, configFile{path: p})
 	}
-	out = append(out, filepath.Join(o.Cwd, ".xcsh", "mcp.json"), filepath.Join(o.Cwd, ".mcp.json"))
+	for _, d := range project.Dirs(o.Cwd) {
+		out = append(out, configFile{filepath.Join(d, ".xcsh", "mcp.json"), d}, configFile{filepath.Join(d, ".mcp.json"), d})
+	}
 	if o.AgentDir != "" {
-		out = append(out, filepath.Join(o.AgentDir, "mcp.json"))
+		out = append(out, configFile{path: filepath.Join(o.AgentDir, "mcp.json")})
 	}
 	return out
 }
@@ -145,7 +164,21 @@ func loadConfigs(o Options, getenv func(string) string, warn func(string, ...any
 	if o.NoConfigFiles {
 		return out
 	}
-	for i, path := range configFiles(o) {
+	// The project's own files are those found in its folders, but for one
+	// the command line names or the agent dir's, which are the user's
+	// even where they lie in the project.
+	user := map[string]bool{}
+	if o.AgentDir != "" {
+		user[filepath.Join(o.AgentDir, "mcp.json")] = true
+	}
+	for _, p := range o.ConfigPaths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(o.Cwd, p)
+		}
+		user[p] = true
+	}
+	for i, cf := range configFiles(o) {
+		path := cf.path
 		b, err := readConfig(path)
 		if err != nil {
 			if !os.IsNotExist(err) || i < len(o.ConfigPaths) {
@@ -173,10 +206,13 @@ func loadConfigs(o Options, getenv func(string) string, warn func(string, ...any
 			seen[name] = path
 			var raw rawServer
 			if err := json.Unmarshal(doc.MCPServers[name], &raw); err != nil {
-				out = append(out, serverConfig{Name: name, File: path, Transport: "stdio", Problem: "invalid entry: " + err.Error()})
+				out = append(out, serverConfig{Name: name, File: path, Transport: "stdio", Problem: "invalid entry: " + err.Error(), Project: cf.dir != "" && !user[path]})
 				continue
 			}
-			out = append(out, parseServer(name, path, raw, getenv))
+			c := parseServer(name, path, raw, getenv)
+			c.Dir = cf.dir
+			c.Project = cf.dir != "" && !user[path]
+			out = append(out, c)
 		}
 	}
 	return out

@@ -30,6 +30,17 @@
 // elicitation request becomes a UI dialog (extension_ui_request in RPC
 // mode) through the session.
 //
+// # A project's servers
+//
+// The servers of the project's own files (.xcsh/mcp.json and .mcp.json in
+// Cwd) are marked Project. When Options.Admit is set (cmd/xcsh sets it
+// under a sandbox: the model may have written those files), it decides
+// about them once, after the session is ready and before any of them
+// starts (it may ask the user through the Host): a refused one is listed
+// disabled with the reason and never starts, an admitted one may have its
+// command wrapped (to start it confined). The user's servers (the agent
+// dir's, --mcp-config's, Options.Servers) start at once, as before.
+//
 // # Secrets
 //
 // Values of headers, long values of env and the values of the variables

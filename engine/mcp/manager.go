@@ -41,6 +41,12 @@ type Options struct {
 	// Version is the client version sent to servers.
 	Version                                             string
 	CallTimeout, StartTimeout, SettleWait, RestartEvery time.Duration
+	// Admit decides about the servers of the project's own files
+	// (ProjectServer), once, before any of them starts; it may ask the
+	// user through host (on the manager's goroutine, after the session is
+	// ready) and returns one Admission per server, in order. nil runs them
+	// all as they are.
+	Admit func(ctx context.Context, host Host, servers []ProjectServer) []Admission
 }
 
 // Host is what the manager needs of the session: its executor, its tool
@@ -143,20 +149,24 @@ func (m *Manager) Start(host Host, after <-chan struct{}) {
 		}
 		// Every start is begun before loaded is closed: a Settle that sees
 		// loaded then waits for them (begun after, a start could be missed).
-		starts := make([]func(), 0, len(m.servers))
-		for _, s := range m.servers {
-			if ch := s.beginStart(); ch != nil {
-				starts = append(starts, func() { s.runStart(ch) })
+		// The user's servers start at once; the project's once admitted
+		// (which may wait for the user's answer).
+		begin := func(project bool) {
+			for _, s := range m.servers {
+				if s.cfg.Project != project {
+					continue
+				}
+				if ch := s.beginStart(); ch != nil {
+					m.goBackground(func() { s.runStart(ch) })
+				}
 			}
 		}
-		close(m.loaded)
-		for _, start := range starts {
-			m.wg.Add(1)
-			go func() {
-				defer m.wg.Done()
-				start()
-			}()
+		begin(false)
+		m.admit(m.servers)
+		if m.ctx.Err() == nil {
+			begin(true)
 		}
+		close(m.loaded)
 	}()
 }
 

@@ -558,3 +558,46 @@ func TestRefreshesCoalesced(t *testing.T) {
 		t.Errorf("after 1000 marks: %q, want 4 (2 + the call's + one for the 1000)", got)
 	}
 }
+
+// TestConfigFilesFromSubfolder: started in a subfolder of a repository,
+// the project's .mcp.json at its root is read; a nearer file's server of
+// the same name wins; outside a repository a parent's file is not read.
+func TestConfigFilesFromSubfolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("repo/.git/HEAD", "ref: refs/heads/main\n")
+	write("repo/.mcp.json", `{"mcpServers":{"root":{"command":"root-server"},"both":{"command":"from-root"}}}`)
+	write("repo/api/.xcsh/mcp.json", `{"mcpServers":{"both":{"command":"from-api"}}}`)
+	write("loose/.mcp.json", `{"mcpServers":{"parent":{"command":"p"}}}`)
+	write("loose/sub/keep", "")
+	get := func(string) string { return "" }
+	var warnings []string
+	warn := func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }
+	byName := map[string]serverConfig{}
+	for _, c := range loadConfigs(Options{Cwd: filepath.Join(dir, "repo", "api", "v1")}, get, warn) {
+		byName[c.Name] = c
+	}
+	// Each runs in the project folder of its file.
+	if c := byName["root"]; c.Command != "root-server" || c.Dir != filepath.Join(dir, "repo") {
+		t.Errorf("root: %+v", c)
+	}
+	if c := byName["both"]; c.Command != "from-api" || c.Dir != filepath.Join(dir, "repo", "api") || len(byName) != 2 {
+		t.Errorf("both: %+v (of %d)", c, len(byName))
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `"both"`) {
+		t.Errorf("warnings %q", warnings)
+	}
+	if cfgs := loadConfigs(Options{Cwd: filepath.Join(dir, "loose", "sub")}, get, warn); len(cfgs) != 0 {
+		t.Errorf("outside a repository a parent's .mcp.json was read: %+v", cfgs)
+	}
+}

@@ -36,6 +36,9 @@ type server struct {
 	group string // the engine tool group: "mcp:<name>"
 	red   redactor
 	tail  *stderrTail // stdio: the last lines the process wrote to stderr
+	// wrap changes a stdio server's command before each start (Admission.Wrap);
+	// set before the first start, read only by starts.
+	wrap func(*exec.Cmd) error
 
 	// mu guards the fields below. It is never held while calling the
 	// host or the network.
@@ -63,6 +66,8 @@ type server struct {
 	marks, read uint64
 	refresher   bool
 	refreshed   chan struct{}
+
+	progress progressCalls // calls that may get progress (progress.go)
 }
 
 func newServer(m *Manager, cfg serverConfig) *server {
@@ -196,6 +201,9 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return s.m.elicit(ctx, s, req)
 		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			s.progress.notify(req.Params, s.red)
+		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			// Between runs nobody settles: read the new list now (or
 			// after the refresh under way).
@@ -211,17 +219,25 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 	case "stdio":
 		proc = exec.Command(s.cfg.Command, s.cfg.Args...)
 		proc.Env = childEnv(s.cfg.Env)
+		base := s.cfg.Dir
+		if base == "" {
+			base = s.m.o.Cwd
+		}
+		proc.Dir = base
 		if s.cfg.Cwd != "" {
 			proc.Dir = s.cfg.Cwd
 			if !filepath.IsAbs(proc.Dir) {
-				proc.Dir = filepath.Join(s.m.o.Cwd, proc.Dir)
+				proc.Dir = filepath.Join(base, proc.Dir)
 			}
-		} else {
-			proc.Dir = s.m.o.Cwd
 		}
 		s.tail = newStderrTail(func(line string) { s.m.logf("mcp[%s]: %s", s.cfg.Name, s.red.text(line)) })
 		proc.Stderr = s.tail
 		setProcAttr(proc)
+		if s.wrap != nil {
+			if err := s.wrap(proc); err != nil {
+				return nil, nil, err
+			}
+		}
 		t = &mcp.CommandTransport{Command: proc, TerminateDuration: time.Second}
 	case "http":
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: -1}

@@ -50,8 +50,9 @@ func (t *tool) Concurrency() engine.Concurrency { return engine.Shared }
 var errCallTimeout = errors.New("MCP call timed out")
 
 // Run implements engine.Tool: one tools/call under ctx (an abort cancels
-// it, and the SDK tells the server) and the per-call timeout.
-func (t *tool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.ToolResult)) (engine.ToolResult, error) {
+// it, and the SDK tells the server) and the per-call timeout; the
+// server's progress notifications for it are its updates (progress.go).
+func (t *tool) Run(ctx context.Context, call engine.ToolCall, update func(engine.ToolResult)) (engine.ToolResult, error) {
 	s := t.s
 	cs, gen, res := s.session(ctx)
 	if res != nil {
@@ -79,7 +80,13 @@ func (t *tool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.Tool
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	out, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.name, Arguments: args})
+	params := &mcp.CallToolParams{Name: t.name, Arguments: args}
+	if update != nil {
+		token, forget := s.progress.track(update)
+		defer forget() // before Run returns: no update follows the call's end
+		params.SetProgressToken(token)
+	}
+	out, err := cs.CallTool(cctx, params)
 	stopTimer()
 	timedOut := errors.Is(context.Cause(cctx), errCallTimeout)
 	cancel(nil)

@@ -141,6 +141,9 @@ func (p *configParser) parseProvider(name string, line int, n *node) (*providerC
 	if err := p.want(n, at, kindMap); err != nil {
 		return nil, err
 	}
+	if err := p.checkKeys(n, at, providerKeys); err != nil {
+		return nil, err
+	}
 	pc := &providerConfig{name: name}
 	var err error
 	var modelsNode *node
@@ -310,6 +313,9 @@ func (p *configParser) headers(n *node, field string) ([]header, error) {
 func (p *configParser) parseModel(n *node, at string, full bool) (modelPatch, error) {
 	m := modelPatch{line: n.line}
 	if err := p.want(n, at, kindMap); err != nil {
+		return m, err
+	}
+	if err := p.checkKeys(n, at, modelKeys); err != nil {
 		return m, err
 	}
 	for i, key := range n.keys {

@@ -63,7 +63,10 @@
 //
 //	/home/u/.xcsh/agent/models.yml:12: providers.my-vllm.models[0].contextWindow: must be positive
 //
-// Unknown keys are ignored, so files written for newer versions load. The
+// Unknown keys are ignored, so files written for newer versions load,
+// except a near miss of a provider's or a model's key (baseURL for
+// baseUrl, maxToken), which is a typo whose value would be lost: "unknown
+// key, did you mean baseUrl?" (keytypo.go). The
 // original's "equivalence" table is accepted and ignored. An apiKey or
 // header value of the form "!command" (run a shell command) is not
 // supported: it resolves to nothing and is never sent as is.

@@ -34,12 +34,7 @@ func (r *Registry) KeyEnvVars(provider string) []string {
 // then written provider/id) ordered by how close they are to want: ids
 // that contain it or are contained in it first, then by edit distance.
 func (r *Registry) Nearest(provider, want string, n int) []string {
-	type cand struct {
-		name string
-		rank int
-	}
-	want = strings.ToLower(want)
-	var cands []cand
+	var names, ids []string
 	for _, m := range r.All() {
 		if provider != "" && m.Provider != provider {
 			continue
@@ -48,9 +43,32 @@ func (r *Registry) Nearest(provider, want string, n int) []string {
 		if provider == "" {
 			name = m.Provider + "/" + m.ID
 		}
-		id := strings.ToLower(m.ID)
-		rank := distance(want, id)
-		if want != "" && (strings.Contains(id, want) || strings.Contains(want, id)) {
+		names, ids = append(names, name), append(ids, m.ID)
+	}
+	return nearest(want, names, ids, n)
+}
+
+// NearestNames returns up to n of names ordered by how close they are to
+// want (case aside): names that contain it or are contained in it first,
+// then by edit distance; ties keep the order given. The CLI names the
+// nearest providers of an unknown one with it.
+func NearestNames(want string, names []string, n int) []string {
+	return nearest(want, names, names, n)
+}
+
+// nearest ranks names[i] by keys[i] against want and returns the first n
+// names, each once.
+func nearest(want string, names, keys []string, n int) []string {
+	type cand struct {
+		name string
+		rank int
+	}
+	want = strings.ToLower(want)
+	cands := make([]cand, 0, len(names))
+	for i, name := range names {
+		key := strings.ToLower(keys[i])
+		rank := distance(want, key)
+		if want != "" && (strings.Contains(key, want) || strings.Contains(want, key)) {
 			rank = -1000 + rank
 		}
 		cands = append(cands, cand{name, rank})

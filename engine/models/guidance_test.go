@@ -26,6 +26,12 @@ func TestNearestAndKeyVars(t *testing.T) {
 	if got := strings.Join(r.KeyEnvVars("anthropic"), ","); got != "ANTHROPIC_OAUTH_TOKEN,ANTHROPIC_API_KEY" {
 		t.Errorf("anthropic vars %s", got)
 	}
+	if got := strings.Join(NearestNames("VLLM", []string{"fake", "anthropic", "openai", "ollama", "llama.cpp", "lm-studio"}, 3), ","); got != "ollama,fake,openai" {
+		t.Errorf("nearest names %s", got)
+	}
+	if got := strings.Join(NearestNames("lama", []string{"fake", "ollama", "llama.cpp"}, 2), ","); got != "ollama,llama.cpp" {
+		t.Errorf("containing names %s", got)
+	}
 	if distance("kitten", "sitting") != 3 || distance("", "abc") != 3 {
 		t.Error("distance")
 	}

@@ -52,6 +52,20 @@ func TestValidation(t *testing.T) {
       - id: b
         maxTokens: -5
 `, "9: providers.p.models[1].maxTokens: must be positive"},
+		{"provider key in another case", "models.json", `{"providers": {"my-vllm": {
+  "baseURL": "http://127.0.0.1:8000/v1", "api": "openai-completions", "auth": "none",
+  "models": [{"id": "qwen3"}]}}}`, "2: providers.my-vllm.baseURL: unknown key, did you mean baseUrl?"},
+		{"model key misspelt", "models.yml", `providers:
+  p:
+    baseUrl: http://x
+    api: openai-completions
+    auth: none
+    models:
+      - id: a
+        contextWindw: 8192
+`, "8: providers.p.models[0].contextWindw: unknown key, did you mean contextWindow?"},
+		{"override key misspelt", "models.json", `{"providers": {"anthropic": {"modelOverrides": {"claude-opus-4-5": {"maxToken": 10}}}}}`,
+			"1: providers.anthropic.modelOverrides.claude-opus-4-5.maxToken: unknown key, did you mean maxTokens?"},
 		{"integer", "models.json", `{"providers": {"p": {"baseUrl": "http://x", "api": "openai-completions", "auth": "none",
   "models": [{"id": "a", "maxTokens": 1.5}]}}}`, "2: providers.p.models[0].maxTokens: must be an integer"},
 		{"override context window", "models.yml", `providers:

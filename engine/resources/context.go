@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/project"
 )
 
 // contextNames are the instruction files looked for in a directory: the
@@ -51,25 +52,11 @@ func (l *loader) loadContext() []engine.ContextFile {
 	return out
 }
 
-// projectDirs are cwd and its ancestors up to the repository root (the
-// nearest directory holding .git), nearest first. Outside a repository
-// only cwd counts, so files in unrelated parents (a home directory) do not
-// leak in.
+// projectDirs are cwd and its parents up to the project root, nearest
+// first (engine/project: the one rule every project resource follows).
 func (l *loader) projectDirs() []string {
-	if l.dirs != nil {
-		return l.dirs
+	if l.dirs == nil {
+		l.dirs = project.Dirs(l.o.Cwd)
 	}
-	var dirs []string
-	for d := filepath.Clean(l.o.Cwd); ; d = filepath.Dir(d) {
-		dirs = append(dirs, d)
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			break
-		}
-		if parent := filepath.Dir(d); parent == d {
-			dirs = dirs[:1]
-			break
-		}
-	}
-	l.dirs = dirs
-	return dirs
+	return l.dirs
 }

@@ -1,22 +1,42 @@
-// Package rules finds and reads the project and user rules that TTSR
-// enforces (agent-core.md §11.1): Markdown files (*.md, *.mdc) whose YAML
-// frontmatter has a condition. They are looked for in the agent's own
-// folders and, so that rules written for other tools work unchanged, in
-// theirs, in this order (the first rule of a name wins):
+// Package rules finds and reads the rules a project (or the user) wrote
+// for xcsh or for another coding agent, and applies each as its tool
+// means it, so that rules written for Cursor, Windsurf, Claude Code or
+// Cline work unchanged. A rule is a Markdown file (*.md, *.mdc) with an
+// optional YAML frontmatter. They are looked for in these folders, in
+// this order (the first rule of a name wins; a rule's name is its file
+// name without the extension):
 //
-//	<cwd>/.xcsh/rules/     <agentDir>/rules/    <cwd>/.omp/rules/
-//	<cwd>/.cursor/rules/   <cwd>/.windsurf/rules/
-//	the nearest .clinerules (a file, or a folder of rules) from cwd up
+//	.xcsh/rules/     <agentDir>/rules/    .omp/rules/
+//	.cursor/rules/   .windsurf/rules/     .clinerules (a file, or a folder)
+//	.claude/rules/
 //
-// A rule's name is its file name without the extension. Files without a
-// condition are ordinary rules, not TTSR rules, and are skipped quietly;
-// a malformed one (bad YAML, a bad regular expression, an unknown scope
-// or interrupt mode) is reported and skipped.
+// each project folder kind in the working directory and each parent up to
+// the project root, nearest first (engine/project).
+//
+// What a rule becomes (Kind, decided by classify from the frontmatter
+// and the folder's family):
+//
+//   - a TTSR rule (agent-core.md §11.1): a condition (or the legacy
+//     ttsr_trigger / ttsrTrigger) is watched while the model streams;
+//   - always applied (engine.RuleAlways): Cursor's alwaysApply: true,
+//     Windsurf's trigger: always_on, and a plain file (no frontmatter
+//     saying otherwise) in a folder whose tool applies those always:
+//     ours, Cline's and Claude's;
+//   - attached to the files it names (engine.RuleFiles): Cursor's and
+//     Windsurf's globs, Claude's and Cline's paths;
+//   - requested (engine.RuleRequested): only a description (Cursor's
+//     "agent requested", Windsurf's model_decision): the model reads it
+//     when a task matches.
+//
+// A rule that cannot be used is a warning naming its file, never fatal:
+// a manual rule (Cursor's rule with none of those fields, Windsurf's
+// trigger: manual, applied only when @-mentioned in those editors), a
+// glob trigger without globs, bad YAML, a bad regular expression, an
+// unknown scope, trigger or interrupt mode. enabled: false turns a rule
+// off quietly.
 package rules
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -25,9 +45,8 @@ import (
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/project"
 	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
@@ -39,55 +58,104 @@ const maxRuleBytes = 1 << 20
 // never a device or the agent's own streams).
 func readRuleFile(path string) ([]byte, error) { return safefile.ReadFile(path, maxRuleBytes) }
 
-// Sources lists the places rules are looked for, in order.
-func Sources(cwd, agentDir string) []string {
-	out := []string{filepath.Join(cwd, ".xcsh", "rules")}
+// family is whose format a rules folder holds; it decides what a file
+// that says nothing of when it applies means.
+type family int
+
+const (
+	familyXcsh     family = iota // .xcsh/rules, <agentDir>/rules: plain means always
+	familyOmp                    // .omp/rules: Cursor's fields
+	familyCursor                 // .cursor/rules: plain means manual
+	familyWindsurf               // .windsurf/rules: trigger, plain means manual
+	familyCline                  // .clinerules: plain means always, paths scopes
+	familyClaude                 // .claude/rules: plain means always, paths scopes
+)
+
+// plainAlways reports whether the family's tool applies a file with no
+// frontmatter (or none that says when) to every request.
+func (f family) plainAlways() bool {
+	return f == familyXcsh || f == familyCline || f == familyClaude
+}
+
+// Source is one place rules are looked for.
+type Source struct {
+	Path   string // a folder of rules, or (.clinerules) a single file
+	Base   string // the folder a rule's globs are relative to
+	family family
+}
+
+// Sources lists the places rules are looked for, in order: each project
+// folder kind in the working directory and each parent up to the project
+// root, nearest first (engine/project), the agent's own after ours. A
+// user rule's globs are relative to the project root.
+func Sources(cwd, agentDir string) []Source {
+	dirs := project.Dirs(cwd)
+	var out []Source
+	each := func(f family, elem ...string) {
+		for _, d := range dirs {
+			out = append(out, Source{Path: filepath.Join(append([]string{d}, elem...)...), Base: d, family: f})
+		}
+	}
+	each(familyXcsh, ".xcsh", "rules")
 	if agentDir != "" {
-		out = append(out, filepath.Join(agentDir, "rules"))
+		out = append(out, Source{Path: filepath.Join(agentDir, "rules"), Base: dirs[len(dirs)-1], family: familyXcsh})
 	}
-	out = append(out,
-		filepath.Join(cwd, ".omp", "rules"),
-		filepath.Join(cwd, ".cursor", "rules"),
-		filepath.Join(cwd, ".windsurf", "rules"))
-	for dir := cwd; ; {
-		p := filepath.Join(dir, ".clinerules")
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-			break
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			break
-		}
-		dir = up
-	}
+	each(familyOmp, ".omp", "rules")
+	each(familyCursor, ".cursor", "rules")
+	each(familyWindsurf, ".windsurf", "rules")
+	each(familyCline, ".clinerules")
+	each(familyClaude, ".claude", "rules")
 	return out
 }
 
-// Discover returns the compiled TTSR rules of cwd and agentDir, each name
-// once. Problems are written to log, one line per file.
-func Discover(cwd, agentDir string, log io.Writer) []*engine.Rule {
-	var out []*engine.Rule
+// Found are the rules of a project and user, each name once, in source
+// order.
+type Found struct {
+	TTSR   []*engine.Rule      // compiled
+	Prompt []engine.PromptRule // always, requested and file rules
+}
+
+// Discover returns the rules of cwd and agentDir. Problems are written to
+// log, one line per file: "xcsh: rule <path>: <why>; skipped".
+func Discover(cwd, agentDir string, log io.Writer) Found {
+	var out Found
 	seen := map[string]bool{}
 	for _, src := range Sources(cwd, agentDir) {
-		for _, path := range ruleFiles(src) {
-			name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		for _, path := range ruleFiles(src.Path) {
+			name := ruleName(path)
 			if seen[name] {
 				continue
 			}
-			r, err := load(path, name)
+			r, err := load(path, name, src)
 			if err != nil {
 				fmt.Fprintf(log, "xcsh: rule %s: %v; skipped\n", path, err)
 				continue
 			}
-			if r == nil {
-				continue
+			if r.warning != "" {
+				fmt.Fprintf(log, "xcsh: rule %s: %s\n", path, r.warning)
+			}
+			switch {
+			case r.ttsr != nil:
+				out.TTSR = append(out.TTSR, r.ttsr)
+			case r.prompt != nil:
+				out.Prompt = append(out.Prompt, *r.prompt)
+			default:
+				continue // turned off
 			}
 			seen[name] = true
-			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// ruleName is a rule's name: its file name without the extension (a
+// single .clinerules file is "clinerules").
+func ruleName(path string) string {
+	base := filepath.Base(path)
+	if name := strings.TrimSuffix(base, filepath.Ext(base)); name != "" {
+		return name
+	}
+	return strings.TrimPrefix(base, ".")
 }
 
 // ruleFiles lists the rule files of a source: the *.md and *.mdc files
@@ -112,154 +180,4 @@ func ruleFiles(src string) []string {
 	})
 	sort.Strings(out)
 	return out
-}
-
-// frontmatter is what a rule file's header may say.
-type frontmatter struct {
-	Description   string  `yaml:"description"`
-	Globs         strList `yaml:"globs"`
-	AlwaysApply   bool    `yaml:"alwaysApply"`
-	Condition     strList `yaml:"condition"`
-	TTSRTrigger   strList `yaml:"ttsr_trigger"`
-	TTSRTrigger2  strList `yaml:"ttsrTrigger"`
-	Scope         strList `yaml:"scope"`
-	InterruptMode string  `yaml:"interruptMode"`
-	Enabled       *bool   `yaml:"enabled"`
-}
-
-// strList reads a string or a list of strings; a string of
-// comma-separated globs (Cursor's form) is split by load.
-type strList []string
-
-func (l *strList) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		*l = strList{n.Value}
-		return nil
-	case yaml.SequenceNode:
-		var s []string
-		if err := n.Decode(&s); err != nil {
-			return err
-		}
-		*l = s
-		return nil
-	}
-	return errors.New("want a string or a list of strings")
-}
-
-// load reads one rule file; nil (and no error) when it is not a TTSR rule.
-func load(path, name string) (*engine.Rule, error) {
-	b, err := readRuleFile(path)
-	if err != nil {
-		return nil, err
-	}
-	head, body, ok := split(b)
-	if !ok {
-		return nil, nil // no frontmatter: not a TTSR rule
-	}
-	var fm frontmatter
-	if err := yaml.Unmarshal(head, &fm); err != nil {
-		return nil, fmt.Errorf("frontmatter: %w", err)
-	}
-	cond := clean(fm.Condition)
-	if cond == nil {
-		cond = clean(fm.TTSRTrigger)
-	}
-	if cond == nil {
-		cond = clean(fm.TTSRTrigger2)
-	}
-	if cond == nil || (fm.Enabled != nil && !*fm.Enabled) {
-		return nil, nil
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	r := &engine.Rule{
-		Name: name, Path: abs, Content: strings.TrimSpace(string(body)),
-		Description: fm.Description, AlwaysApply: fm.AlwaysApply,
-		Condition: cond, InterruptMode: fm.InterruptMode,
-	}
-	for _, g := range fm.Globs {
-		for _, p := range strings.Split(g, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				r.Globs = append(r.Globs, p)
-			}
-		}
-	}
-	for _, s := range fm.Scope {
-		r.Scope = append(r.Scope, splitScope(s)...)
-	}
-	if err := r.Compile(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// clean trims the entries and drops empty ones and repeats; nil when
-// nothing is left.
-func clean(l strList) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range l {
-		s = strings.TrimSpace(s)
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// splitScope splits "text, tool:edit(a,b)" at the commas outside
-// parentheses.
-func splitScope(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) {
-			switch s[i] {
-			case '(':
-				depth++
-				continue
-			case ')':
-				depth = max(0, depth-1)
-				continue
-			case ',':
-				if depth > 0 {
-					continue
-				}
-			default:
-				continue
-			}
-		}
-		if tok := strings.Trim(strings.TrimSpace(s[start:i]), `"'`); tok != "" {
-			out = append(out, tok)
-		}
-		start = i + 1
-	}
-	return out
-}
-
-// split cuts a file into its YAML frontmatter (between two --- lines at
-// the top) and its body.
-func split(b []byte) (head, body []byte, ok bool) {
-	b = bytes.TrimPrefix(b, []byte("\ufeff"))
-	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
-	if !bytes.HasPrefix(b, []byte("---\n")) {
-		return nil, b, false
-	}
-	rest := b[4:]
-	if bytes.HasPrefix(rest, []byte("---\n")) || bytes.Equal(rest, []byte("---")) {
-		return nil, bytes.TrimPrefix(rest, []byte("---")), true
-	}
-	i := bytes.Index(rest, []byte("\n---"))
-	if i < 0 {
-		return nil, b, false
-	}
-	end := i + 4
-	if end < len(rest) && rest[end] != '\n' {
-		return nil, b, false
-	}
-	return rest[:i+1], rest[min(end+1, len(rest)):], true
 }

@@ -42,12 +42,14 @@ func (s *Store) Rewrite(entries []*engine.Entry) error {
 	defer src.Close()
 	r := bufio.NewReaderSize(src, 64<<10)
 	var last byte = '\n'
-	return writeAtomic(s.path, true, func(w io.Writer) error {
+	lock, err := writeAtomic(s.path, true, func(w io.Writer) error {
 		lw := &lastByteWriter{w: w, last: '\n'}
 		err := copyReplacing(lw, r, repl)
 		last = lw.last
 		return err
 	}, func(w io.Writer) (func(bool), error) { return s.finishRewrite(w, r, last) })
+	s.adoptLock(lock)
+	return err
 }
 
 // copyReplacing copies r to w line by line up to its current end,

@@ -65,6 +65,13 @@ func OpenAppend(path string, s *Session) (*Store, error) {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		// The file we locked, not one moved in since.
+		if fi, serr := f.Stat(); serr != nil || !lock.holds(fi) {
+			f.Close()
+			f, err = nil, errors.New("the file was replaced as it was opened")
+		}
+	}
 	if err != nil {
 		lock.release()
 		return nil, fmt.Errorf("open session %s: %w", path, err)
@@ -197,15 +204,8 @@ func (s *Store) flush() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("create session dir: %w", err)
 	}
-	if s.lock == nil {
-		lock, err := acquire(s.path)
-		if err != nil {
-			return err
-		}
-		s.lock = lock
-	}
 	head := append(s.header.AppendJSON(nil), '\n')
-	err := writeAtomic(s.path, false, func(w io.Writer) error {
+	lock, err := writeAtomic(s.path, false, func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
 			return err
 		}
@@ -216,16 +216,26 @@ func (s *Store) flush() error {
 		return fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		// The file we wrote and locked, not one moved in since.
+		if fi, serr := f.Stat(); serr != nil || !lock.holds(fi) {
+			f.Close()
+			f, err = nil, errors.New("the file was replaced as it was created")
+		}
+	}
 	if err != nil {
+		lock.release()
 		return fmt.Errorf("%w: open session %s: %w", ErrNotSaved, s.path, err)
 	}
-	s.f, s.pending = f, nil
+	s.f, s.pending, s.lock = f, nil, lock
 	return nil
 }
 
 // SetTitle names the session (titleSource "user" or "auto"). The name
 // lives in the header, so an existing file is rewritten whole, atomically,
-// through a temporary file; otherwise the name waits for the first write.
+// through a temporary file; otherwise the name waits for the first write,
+// unless that write already failed: then the file is created now, and
+// failing that the name is refused.
 // It may run concurrently with Append: the file is copied without the
 // lock, then, under it, what was appended meanwhile is copied too and the
 // new file takes the old one's place, so no append is lost and none waits
@@ -234,6 +244,18 @@ func (s *Store) SetTitle(title, source string) (err error) {
 	s.mu.Lock()
 	oldTitle, oldSource := s.header.Title, s.header.TitleSource
 	s.header.Title, s.header.TitleSource = title, source
+	if s.f == nil && s.flushFailed && !s.closed {
+		// Creating the file failed (a full disk): a name kept only in
+		// memory would be claimed and lost with the process. Create the
+		// file now, with the name, or fail and keep the old one.
+		err := s.flush()
+		if err != nil {
+			s.header.Title, s.header.TitleSource = oldTitle, oldSource
+		}
+		s.flushFailed = err != nil
+		s.mu.Unlock()
+		return err
+	}
 	if s.f == nil || s.closed {
 		s.mu.Unlock()
 		return nil
@@ -258,7 +280,7 @@ func (s *Store) SetTitle(title, source string) (err error) {
 		return fmt.Errorf("rewrite session header: %w", err)
 	}
 	var last byte = '\n'
-	return writeAtomic(s.path, true, func(w io.Writer) error {
+	lock, err := writeAtomic(s.path, true, func(w io.Writer) error {
 		lw := &lastByteWriter{w: w, last: '\n'}
 		if _, err := w.Write(head); err != nil {
 			return err
@@ -267,6 +289,8 @@ func (s *Store) SetTitle(title, source string) (err error) {
 		last = lw.last
 		return err
 	}, func(w io.Writer) (func(bool), error) { return s.finishRewrite(w, r, last) })
+	s.adoptLock(lock)
+	return err
 }
 
 // finishRewrite is the last step of a rewrite, under the lock: it copies
@@ -296,6 +320,22 @@ func (s *Store) finishRewrite(w io.Writer, r io.Reader, last byte) (func(bool), 
 		s.f = f
 		s.unterminated = lw.last != '\n'
 	}, nil
+}
+
+// adoptLock makes l (the lock of the file a rewrite moved into place, nil
+// when it failed) the store's, and drops the replaced file's. Until then
+// both are held: the name never leads to an unlocked file.
+func (s *Store) adoptLock(l *fileLock) {
+	if l == nil {
+		return
+	}
+	s.mu.Lock()
+	old := l
+	if !s.closed {
+		old, s.lock = s.lock, l
+	}
+	s.mu.Unlock()
+	old.release()
 }
 
 // Sync flushes the file to stable storage (fsync). Appends reach the
@@ -340,23 +380,28 @@ func (s *Store) Close() error {
 // the move survives a power cut. Readers see the old file or the new one,
 // never a part. With replace false an existing file is left alone
 // (fs.ErrExist): the temporary file is hard-linked to path, which fails
-// if path exists, where a rename would silently replace it.
+// if path exists, where a rename would silently replace it. The new file
+// is locked (see lock_unix.go) before it takes the name; on success the
+// caller gets that lock.
 //
 // finish, if given, runs after fill with the same writer, for a last part
 // written under a lock of the caller's; the function it returns is called
 // once the move is over (moved reports whether the file is in place) and
 // releases that lock: fill's copy runs unlocked, finish's part and the
 // move are one step for the caller.
-func writeAtomic(path string, replace bool, fill func(io.Writer) error, finish ...func(io.Writer) (func(moved bool), error)) (err error) {
+func writeAtomic(path string, replace bool, fill func(io.Writer) error, finish ...func(io.Writer) (func(moved bool), error)) (lock *fileLock, err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp") // mode 0600
 	if err != nil {
-		return fmt.Errorf("write session %s: %w", path, err)
+		return nil, fmt.Errorf("write session %s: %w", path, err)
 	}
+	lock, err = lockNew(tmp)
 	defer func() {
 		tmp.Close()           // a no-op error once closed
 		os.Remove(tmp.Name()) // gone already after a rename
 		if err != nil {
+			lock.release()
+			lock = nil
 			// The temporary file's random name says nothing to a user.
 			var pe *fs.PathError
 			if errors.As(err, &pe) && pe.Path == tmp.Name() {
@@ -365,35 +410,38 @@ func writeAtomic(path string, replace bool, fill func(io.Writer) error, finish .
 			err = fmt.Errorf("write session %s: %w", path, err)
 		}
 	}()
+	if err != nil {
+		return nil, err
+	}
 	w := bufio.NewWriterSize(tmp, 256<<10)
 	if err = fill(w); err != nil {
-		return err
+		return nil, err
 	}
 	if len(finish) > 0 {
 		// The bulk reaches the disk before the caller locks: the sync under
 		// the lock then covers only the last part.
 		if err = w.Flush(); err != nil {
-			return err
+			return nil, err
 		}
 		if err = tmp.Sync(); err != nil {
-			return err
+			return nil, err
 		}
 		var done func(moved bool)
 		if done, err = finish[0](w); err != nil {
-			return err
+			return nil, err
 		}
 		// done releases the caller's lock, on every path from here on; it
 		// runs before the cleanup above (deferred earlier, run later).
 		defer func() { done(err == nil) }()
 	}
 	if err = w.Flush(); err != nil {
-		return err
+		return nil, err
 	}
 	if err = tmp.Sync(); err != nil {
-		return err
+		return nil, err
 	}
 	if err = tmp.Close(); err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case replace:
@@ -411,13 +459,13 @@ func writeAtomic(path string, replace bool, fill func(io.Writer) error, finish .
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if d, derr := os.Open(dir); derr == nil {
 		d.Sync() // best effort: not every filesystem syncs directories
 		d.Close()
 	}
-	return nil
+	return lock, nil
 }
 
 // lastByteWriter remembers the last byte written through it.

@@ -323,6 +323,7 @@ const storeCloseWait = time.Second
 func (l *Live) Close(abort bool) {
 	l.closeOnce.Do(func() {
 		l.m.forget(l)
+		defer l.m.ended(l)
 		l.inMu.Lock()
 		started := l.started
 		l.inClosed = true

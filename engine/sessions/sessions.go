@@ -51,6 +51,10 @@ type Request struct {
 	// HostUI says the front puts the engine's questions to its user (the
 	// ask tool exists).
 	HostUI bool
+	// Save writes a new session's file at once rather than at its first
+	// answer: the front's client may resume a session it never prompted
+	// (ACP's session/resume after a restart).
+	Save bool
 	// Delegate is what the front offers the session's tools, for the
 	// Builder (ACP: the editor's files and terminals); nil: nothing.
 	Delegate any
@@ -128,10 +132,13 @@ type Options struct {
 type Manager struct {
 	opts Options
 
-	mu      sync.Mutex
-	live    map[string]*Live // guarded by mu
-	closing bool             // guarded by mu: no new sessions
-	router                   // requests for sessions being created (route.go)
+	mu   sync.Mutex
+	live map[string]*Live // guarded by mu
+	// ending are the sessions being closed (no longer live), for AbortAll;
+	// guarded by mu.
+	ending  map[*Live]bool
+	closing bool // guarded by mu: no new sessions
+	router       // requests for sessions being created (route.go)
 }
 
 // New returns a host that builds its sessions with opts.Builder.
@@ -139,7 +146,7 @@ func New(opts Options) *Manager {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	return &Manager{opts: opts, live: map[string]*Live{}}
+	return &Manager{opts: opts, live: map[string]*Live{}, ending: map[*Live]bool{}}
 }
 
 // Open builds the session req asks for with f as its front, continues its
@@ -247,13 +254,40 @@ func (m *Manager) CloseAll(abort bool) {
 	wg.Wait()
 }
 
-// forget removes a closed session.
+// forget removes a session being closed from the live ones.
 func (m *Manager) forget(l *Live) {
 	m.mu.Lock()
 	if m.live[l.id] == l {
 		delete(m.live, l.id)
 	}
+	m.ending[l] = true
 	m.mu.Unlock()
+}
+
+// ended drops a session whose close is over.
+func (m *Manager) ended(l *Live) {
+	m.mu.Lock()
+	delete(m.ending, l)
+	m.mu.Unlock()
+}
+
+// AbortAll cancels the work of every session, those being closed after
+// their work included (whose closes then end soon): the client has gone
+// after all.
+func (m *Manager) AbortAll() {
+	m.mu.Lock()
+	all := make([]*Live, 0, len(m.live)+len(m.ending))
+	for _, l := range m.live {
+		all = append(all, l)
+	}
+	for l := range m.ending {
+		all = append(all, l)
+	}
+	m.mu.Unlock()
+	for _, l := range all {
+		l.Cancel()
+		l.eng.Cancel(engine.AllKinds...)
+	}
 }
 
 func (m *Manager) logf(format string, args ...any) {

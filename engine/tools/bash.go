@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/tools/sandbox"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 )
 
@@ -144,6 +145,10 @@ func (t *bashTool) Run(ctx context.Context, call engine.ToolCall, update func(en
 	// sandbox rule may be behind it.
 	if note := t.o.Sandbox.Explain(res.Output); note != "" {
 		out.Content[0].Text += "\n\n" + note
+	}
+	// What the sandbox cannot refuse, it tells.
+	if planted := t.o.Sandbox.Planted(); len(planted) > 0 {
+		out.Content[0].Text += "\n\n" + sandbox.PlantedNote(planted)
 	}
 	return out, nil
 }

@@ -192,7 +192,7 @@ func (t *editTool) apply(ctx context.Context, e editEntry) (editFileResult, stri
 	}
 	if err == nil && t.o.Sandbox.On() {
 		var dir *sandbox.Dir
-		if dir, err = t.o.Sandbox.OpenDir(filepath.Dir(target), false); err == nil {
+		if dir, err = t.o.Sandbox.OpenParent(abs, target, false); err == nil {
 			defer dir.Close()
 			target = filepath.Join(dir.Path, filepath.Base(target))
 		}

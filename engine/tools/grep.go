@@ -130,60 +130,10 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 	if r, ok := decodeArgs("grep", call.Arguments, &a); !ok {
 		return r, nil
 	}
-	if a.Pattern == "" {
-		return failResult("Pattern must not be empty"), nil
+	q, problem := parseGrepQuery(a)
+	if problem != "" {
+		return failResult(problem), nil
 	}
-	offset, limit := 0, grepDefaultLimit
-	if a.Offset != nil {
-		if *a.Offset < 0 {
-			return failResult("Offset must be a non-negative number"), nil
-		}
-		offset = *a.Offset
-	}
-	if a.Limit != nil {
-		if *a.Limit < 0 {
-			return failResult("Limit must be a non-negative number"), nil
-		}
-		if *a.Limit > 0 {
-			limit = *a.Limit
-		}
-	}
-	pre, post := grepDefaultCtx, grepDefaultCtx
-	if a.Pre != nil && *a.Pre >= 0 {
-		pre = *a.Pre
-	}
-	if a.Post != nil && *a.Post >= 0 {
-		post = *a.Post
-	}
-	pre, post = min(pre, grepMaxContext), min(post, grepMaxContext)
-	multiline := strings.Contains(a.Pattern, "\n") || strings.Contains(a.Pattern, `\n`)
-	if a.Multiline != nil {
-		multiline = *a.Multiline
-	}
-	expr := a.Pattern
-	if multiline {
-		expr = "(?m)" + expr
-	}
-	if a.I {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return failResult(fmt.Sprintf("Invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))), nil
-	}
-	var typeGlobs []string
-	if a.Type != "" {
-		g, ok := grepTypes[strings.ToLower(a.Type)]
-		if !ok {
-			return failResult(fmt.Sprintf("Unknown file type: %s", a.Type)), nil
-		}
-		typeGlobs = g
-	}
-	if a.Glob != "" && !doublestar.ValidatePattern(a.Glob) {
-		return failResult(fmt.Sprintf("Invalid glob: %s", a.Glob)), nil
-	}
-	useIgnore := a.Gitignore == nil || *a.Gitignore
-
 	scopeArg := a.Path
 	if strings.TrimSpace(scopeArg) == "" {
 		scopeArg = "."
@@ -192,102 +142,196 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 	if !ok {
 		return res, nil
 	}
-	root := scopes[0]
-	if len(scopes) > 1 {
-		root = t.o.Cwd
-	}
-
-	fetch := (offset + limit) * grepFetchMultiple
-	if fetch > grepMaxFetch {
-		fetch = grepMaxFetch
-	}
-	if fetch < offset+limit {
-		fetch = offset + limit
-	}
 	d := grepDetails{ScopePath: displayPath(t.o.Cwd, resolveCwd(t.o.Cwd, scopeArg)), Files: []string{}, FileMatches: []grepFileCount{}}
 	if len(scopes) > 1 || pathGlob != "" {
 		d.ScopePath = scopeArg
 	}
-	var files []*grepFile
-	total := 0
-	search := func(abs string) error {
-		if total >= fetch {
-			d.MatchLimitReached = true
-			return fs.SkipAll
-		}
-		rel := filepath.ToSlash(strings.TrimPrefix(displayRel(root, abs), "./"))
-		if pathGlob != "" && !globMatch(pathGlob, rel) {
-			return nil
-		}
-		if a.Glob != "" && !globMatch(a.Glob, rel) {
-			return nil
-		}
-		if typeGlobs != nil && !anyGlob(typeGlobs, rel) {
-			return nil
-		}
-		f, more, err := grepSearch(ctx, abs, re, multiline, fetch-total, pre, post)
-		if isCancel(err) {
-			return err
-		}
-		if more {
-			d.MatchLimitReached = true
-		}
-		if f == nil {
-			return nil
-		}
-		f.rel = rel
-		total += len(f.matches)
-		files = append(files, f)
-		return nil
+	w := grepWalk{q: &q, pathGlob: pathGlob, root: scopes[0], fetch: q.fetch()}
+	if len(scopes) > 1 {
+		w.root = t.o.Cwd
 	}
+	err := w.search(ctx, scopes)
+	d.MatchLimitReached = w.limitReached
+	if ctx.Err() != nil {
+		return engine.ToolResult{}, ctx.Err()
+	}
+	if err != nil {
+		return failResult(describeFSError(err)), nil
+	}
+	if w.total == 0 {
+		return warnResult("No matches found", mustJSON(d)), nil
+	}
+	picked := pickRoundRobin(w.files, q.offset, q.limit)
+	d.ResultLimitReached = w.total > q.offset+q.limit
+	out := t.render(&d, w.files, picked, singleFile, q.pre, q.post)
+	out += grepNotes(&d, q.limit) // before the check below: it marks d truncated
+	if d.MatchCount == 0 {
+		// Every match was skipped by the offset.
+		return warnResult(fmt.Sprintf("No matches found (offset %d is past the %d matches)", q.offset, w.total), mustJSON(d)), nil
+	}
+	return textResult(out, mustJSON(d)), nil
+}
+
+// grepQuery is what the arguments ask for, checked and with the defaults
+// filled in.
+type grepQuery struct {
+	re                       *regexp.Regexp
+	multiline                bool
+	glob                     string   // "" for any file
+	typeGlobs                []string // nil for any type
+	gitignore                bool
+	offset, limit, pre, post int
+}
+
+// parseGrepQuery checks the arguments, in the order the original reports
+// their problems; a problem is the text of the failed result.
+func parseGrepQuery(a grepArgs) (q grepQuery, problem string) {
+	if a.Pattern == "" {
+		return q, "Pattern must not be empty"
+	}
+	q.limit = grepDefaultLimit
+	if a.Offset != nil {
+		if *a.Offset < 0 {
+			return q, "Offset must be a non-negative number"
+		}
+		q.offset = *a.Offset
+	}
+	if a.Limit != nil {
+		if *a.Limit < 0 {
+			return q, "Limit must be a non-negative number"
+		}
+		if *a.Limit > 0 {
+			q.limit = *a.Limit
+		}
+	}
+	q.pre, q.post = grepDefaultCtx, grepDefaultCtx
+	if a.Pre != nil && *a.Pre >= 0 {
+		q.pre = *a.Pre
+	}
+	if a.Post != nil && *a.Post >= 0 {
+		q.post = *a.Post
+	}
+	q.pre, q.post = min(q.pre, grepMaxContext), min(q.post, grepMaxContext)
+	q.multiline = strings.Contains(a.Pattern, "\n") || strings.Contains(a.Pattern, `\n`)
+	if a.Multiline != nil {
+		q.multiline = *a.Multiline
+	}
+	expr := a.Pattern
+	if q.multiline {
+		expr = "(?m)" + expr
+	}
+	if a.I {
+		expr = "(?i)" + expr
+	}
+	var err error
+	if q.re, err = regexp.Compile(expr); err != nil {
+		return q, fmt.Sprintf("Invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	if a.Type != "" {
+		g, ok := grepTypes[strings.ToLower(a.Type)]
+		if !ok {
+			return q, fmt.Sprintf("Unknown file type: %s", a.Type)
+		}
+		q.typeGlobs = g
+	}
+	if a.Glob != "" && !doublestar.ValidatePattern(a.Glob) {
+		return q, fmt.Sprintf("Invalid glob: %s", a.Glob)
+	}
+	q.glob = a.Glob
+	q.gitignore = a.Gitignore == nil || *a.Gitignore
+	return q, ""
+}
+
+// fetch is how many matches the walk collects before it stops: a few
+// times the page, so the round-robin pick spreads over files, within
+// grepMaxFetch but never less than the page.
+func (q *grepQuery) fetch() int {
+	n := min((q.offset+q.limit)*grepFetchMultiple, grepMaxFetch)
+	return max(n, q.offset+q.limit)
+}
+
+// grepWalk collects the matching files of the scopes, in walk order,
+// until it has fetch matches.
+type grepWalk struct {
+	q            *grepQuery
+	root         string // what file paths are shown relative to
+	pathGlob     string // the path argument's glob part; "" for none
+	fetch        int
+	files        []*grepFile
+	total        int  // matches collected
+	limitReached bool // the walk stopped at fetch matches
+}
+
+// search walks each scope (a file, or a directory honouring .gitignore
+// as asked) and searches its files. It returns ctx's error when ctx
+// ended, or a scope that could not be walked.
+func (w *grepWalk) search(ctx context.Context, scopes []string) error {
 	for _, s := range scopes {
 		var err error
 		if fi, statErr := os.Stat(s); statErr == nil && !fi.IsDir() {
-			err = search(s)
+			err = w.file(ctx, s)
 		} else {
-			err = walkFiles(ctx, s, useIgnore, true, func(p string, _ fs.DirEntry) error { return search(p) })
+			err = walkFiles(ctx, s, w.q.gitignore, true, func(p string, _ fs.DirEntry) error { return w.file(ctx, p) })
 		}
 		if ctx.Err() != nil {
-			return engine.ToolResult{}, ctx.Err()
+			return ctx.Err()
 		}
 		if err == fs.SkipAll {
-			break
+			return nil
 		}
 		if err != nil {
-			return failResult(describeFSError(err)), nil
+			return err
 		}
 	}
-	if total == 0 {
-		return warnResult("No matches found", mustJSON(d)), nil
-	}
+	return nil
+}
 
-	picked := pickRoundRobin(files, offset, limit)
-	d.ResultLimitReached = total > offset+limit
-	var b strings.Builder
-	shown := 0
-	// A group is a file of the scope root, or a directory with its files;
-	// groups are separated by a blank line. A directory's files stay in one
-	// group (in order of first appearance, as the original's grouping map
-	// does) even when the walk visits a subdirectory between them.
-	var groups []string
-	byGroup := map[string][]*grepFile{}
-	for _, f := range files {
-		if len(picked[f]) == 0 {
-			continue
-		}
-		key := "\x00" + f.rel // a root file is a group of its own
-		if dir := path.Dir(f.rel); dir != "." {
-			key = dir
-		}
-		if _, ok := byGroup[key]; !ok {
-			groups = append(groups, key)
-		}
-		byGroup[key] = append(byGroup[key], f)
+// file searches one file the filters let through; fs.SkipAll ends the
+// walk once fetch matches are in.
+func (w *grepWalk) file(ctx context.Context, abs string) error {
+	if w.total >= w.fetch {
+		w.limitReached = true
+		return fs.SkipAll
 	}
+	rel := filepath.ToSlash(strings.TrimPrefix(displayRel(w.root, abs), "./"))
+	if w.pathGlob != "" && !globMatch(w.pathGlob, rel) {
+		return nil
+	}
+	if w.q.glob != "" && !globMatch(w.q.glob, rel) {
+		return nil
+	}
+	if w.q.typeGlobs != nil && !anyGlob(w.q.typeGlobs, rel) {
+		return nil
+	}
+	f, more, err := grepSearch(ctx, abs, w.q.re, w.q.multiline, w.fetch-w.total, w.q.pre, w.q.post)
+	if isCancel(err) {
+		return err
+	}
+	if more {
+		w.limitReached = true
+	}
+	if f == nil {
+		return nil
+	}
+	f.rel = rel
+	w.total += len(f.matches)
+	w.files = append(w.files, f)
+	return nil
+}
+
+// render writes the picked matches grouped by file, and fills in d's
+// files and counts. A group is a file of the scope root, or a directory
+// with its files; groups are separated by a blank line. A directory's
+// files stay in one group (in order of first appearance, as the
+// original's grouping map does) even when the walk visits a subdirectory
+// between them. A single file searched gets no headings.
+func (t *grepTool) render(d *grepDetails, files []*grepFile, picked map[*grepFile][]int, singleFile bool, pre, post int) string {
+	var b strings.Builder
+	groups, byGroup := grepGroups(files, picked)
 	for _, key := range groups {
 		for i, f := range byGroup[key] {
 			sel := picked[f]
-			shown += len(sel)
+			d.MatchCount += len(sel)
 			d.Files = append(d.Files, displayPath(t.o.Cwd, f.abs))
 			d.FileMatches = append(d.FileMatches, grepFileCount{Path: displayPath(t.o.Cwd, f.abs), Count: len(sel)})
 			if !singleFile {
@@ -308,9 +352,35 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 			}
 		}
 	}
-	d.MatchCount = shown
 	d.FileCount = len(d.Files)
-	out := strings.TrimRight(b.String(), "\n")
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// grepGroups puts the files with picked matches in their groups: the
+// group keys in order of first appearance, and each group's files. A file
+// of the scope root is a group of its own, keyed "\x00" + its name.
+func grepGroups(files []*grepFile, picked map[*grepFile][]int) (keys []string, byGroup map[string][]*grepFile) {
+	byGroup = map[string][]*grepFile{}
+	for _, f := range files {
+		if len(picked[f]) == 0 {
+			continue
+		}
+		key := "\x00" + f.rel
+		if dir := path.Dir(f.rel); dir != "." {
+			key = dir
+		}
+		if _, ok := byGroup[key]; !ok {
+			keys = append(keys, key)
+		}
+		byGroup[key] = append(byGroup[key], f)
+	}
+	return keys, byGroup
+}
+
+// grepNotes marks d truncated where it is and returns the bracketed note
+// that says why ("" for none): one bracket, parts joined by ". "
+// (agent-core.md §4.1).
+func grepNotes(d *grepDetails, limit int) string {
 	var notes []string
 	if d.ResultLimitReached || d.MatchLimitReached {
 		d.Truncated = true
@@ -320,15 +390,10 @@ func (t *grepTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.
 		d.Truncated = true
 		notes = append(notes, fmt.Sprintf("Some lines truncated to %d chars", GrepMaxColumn))
 	}
-	if len(notes) > 0 {
-		// One bracket, parts joined by ". " (agent-core.md §4.1).
-		out += "\n\n[" + strings.Join(notes, ". ") + "]"
+	if len(notes) == 0 {
+		return ""
 	}
-	if shown == 0 {
-		// Every match was skipped by the offset.
-		return warnResult(fmt.Sprintf("No matches found (offset %d is past the %d matches)", offset, total), mustJSON(d)), nil
-	}
-	return textResult(out, mustJSON(d)), nil
+	return "\n\n[" + strings.Join(notes, ". ") + "]"
 }
 
 // resolveScope turns grep's path argument into the roots to search: one

@@ -3,11 +3,12 @@ package tools
 import (
 	"context"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	gitignore "github.com/sabhiram/go-gitignore"
+
+	"github.com/xcsh-go/xcsh/engine/project"
 )
 
 // ignorer answers "is this path git-ignored?" for the tree walks of grep,
@@ -22,19 +23,7 @@ type ignorer struct {
 }
 
 func newIgnorer(root string) *ignorer {
-	top := root
-	for d := root; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			top = d
-			break
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
-	}
-	return &ignorer{top: top, cache: map[string]*gitignore.GitIgnore{}}
+	return &ignorer{top: project.Root(root), cache: map[string]*gitignore.GitIgnore{}}
 }
 
 func (ig *ignorer) rules(dir string) *gitignore.GitIgnore {

@@ -68,17 +68,79 @@ func TestFileToolsInSandbox(t *testing.T) {
 	}
 }
 
+// write and edit keep the agent's and git's configuration paths
+// read-only in workspace-write: an existing one, a missing one (no
+// directory made on the way), at any depth; the rest of the tree is open.
+func TestFileToolsKeepConfigPaths(t *testing.T) {
+	t.Parallel()
+	ws, err := filepath.EvalSymlinks(tree(t, map[string]string{".mcp.json": "{}", ".git/config": "[core]\n", "src/a.go": "package a\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Cwd: ws, Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{ws}}}
+	w, e := NewWrite(o), NewEdit(o)
+	for _, path := range []string{".mcp.json", ".xcsh/extensions/evil", ".git/hooks/pre-commit", "sub/.claude/settings.json", ".cursor/rules/r.mdc"} {
+		res := call(t, w, `{"path":"`+path+`","content":"x"}`)
+		if !res.IsError || !strings.Contains(text(res), "Cannot write "+path+": the sandbox (workspace-write) keeps ") || !strings.Contains(text(res), "read-only") {
+			t.Fatalf("write %s: %s", path, text(res))
+		}
+	}
+	res := call(t, e, `{"edits":[{"path":".git/config","old_text":"[core]","new_text":"[core]\n\tfsmonitor = evil"}]}`)
+	if !res.IsError || !strings.Contains(text(res), "keeps "+filepath.Join(ws, ".git")+" read-only") {
+		t.Fatalf("edit .git/config: %s", text(res))
+	}
+	for _, dir := range []string{".xcsh", "sub", ".cursor", ".git/hooks"} {
+		if _, err := os.Stat(filepath.Join(ws, dir)); err == nil {
+			t.Errorf("a refused write made %s", dir)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".mcp.json")); string(b) != "{}" {
+		t.Fatalf(".mcp.json changed: %q", b)
+	}
+	if res := call(t, w, `{"path":"src/b.go","content":"package a\n"}`); res.IsError {
+		t.Fatalf("write beside: %s", text(res))
+	}
+}
+
 // A bash command the kernel refused gets a note naming the sandbox rule.
 func TestBashNoteInSandbox(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	o := Options{Cwd: ws, Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{ws}}}
 	res := call(t, NewBash(o), `{"command":"echo 'touch: cannot touch /x: Permission denied'; exit 1"}`)
-	if !strings.HasSuffix(text(res), "[Sandbox: the sandbox (workspace-write) denies writes outside "+ws+". A denial above may come from it: ask the user before working around it.]") {
+	if !strings.HasSuffix(text(res), "[Sandbox: the sandbox (workspace-write) denies writes outside "+ws+
+		", and to the configuration agents and git read there (.git/hooks, .git/config, .mcp.json, .xcsh, .claude, …). A denial above may come from it: ask the user before working around it.]") {
 		t.Fatalf("got %q", text(res))
 	}
 	res = call(t, NewBash(Options{Cwd: ws}), `{"command":"echo Permission denied"}`)
 	if strings.Contains(text(res), "Sandbox") {
 		t.Fatalf("note without a sandbox: %q", text(res))
+	}
+}
+
+// The one thing the sandbox cannot refuse a command, creating a
+// configuration path that did not exist, is told in the bash result that
+// made it appear, once.
+func TestBashNotePlanted(t *testing.T) {
+	t.Parallel()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sandbox.New(sandbox.WorkspaceWrite, ws, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBash(Options{Cwd: ws, Sandbox: p})
+	if res := call(t, b, `{"command":"echo ok"}`); strings.Contains(text(res), "appeared") {
+		t.Fatalf("note without a plant: %s", text(res))
+	}
+	res := call(t, b, `{"command":"echo '{}' > .mcp.json; mkdir -p .xcsh/extensions"}`)
+	want := "[Sandbox: " + filepath.Join(ws, ".mcp.json") + ", " + filepath.Join(ws, ".xcsh") + " appeared during this session."
+	if !strings.Contains(text(res), want) {
+		t.Fatalf("got %q", text(res))
+	}
+	if res := call(t, b, `{"command":"echo again"}`); strings.Contains(text(res), "appeared") {
+		t.Fatalf("told twice: %s", text(res))
 	}
 }

@@ -46,7 +46,8 @@ func (t *writeTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine
 	if strings.TrimSpace(a.Path) == "" {
 		return failResult("Path must not be empty"), nil
 	}
-	target, fi, err := writeTarget(resolveCwd(t.o.Cwd, a.Path))
+	requested := resolveCwd(t.o.Cwd, a.Path)
+	target, fi, err := writeTarget(requested)
 	if err != nil {
 		return failResult(fmt.Sprintf("Cannot write %s: %s", a.Path, describeFSError(err))), nil
 	}
@@ -60,7 +61,7 @@ func (t *writeTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine
 	if t.o.Sandbox.On() {
 		// The directory is opened (made) and checked first; the write goes
 		// through the open descriptor.
-		dir, err := t.o.Sandbox.OpenDir(filepath.Dir(target), fi == nil)
+		dir, err := t.o.Sandbox.OpenParent(requested, target, fi == nil)
 		if err != nil {
 			return failResult(fmt.Sprintf("Cannot write %s: %s", a.Path, describeFSError(err))), nil
 		}

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 	"github.com/xcsh-go/xcsh/engine/safefile"
 )
 
@@ -70,7 +71,7 @@ func clientError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	var we *wireError
+	var we *jsonrpc.Error
 	if errors.As(err, &we) {
 		return errors.New(we.Message)
 	}

@@ -6,15 +6,20 @@
 //
 // # Model
 //
-// The reader frames stdin (rpc's line reader: 64 MiB lines) and never
-// waits for a session: a request is routed (initialize at once; the
-// session verbs prompt, set_config_option and set_mode to their session's
-// queue; new, load, resume, list and close on goroutines of their own,
-// since they may read files), a response resolves the request of ours it
-// answers (conn.go: permission, elicitation, fs and terminal requests,
-// waited for by run and tool goroutines only), session/cancel cancels the
-// session's work at once. A line that is not JSON gets -32700 and the
-// connection lives on.
+// The connection is the project's one JSON-RPC 2.0 connection
+// (engine/jsonrpc.Conn, which the extension host speaks too); conn.go
+// holds what is ACP's about it: how a line is read, the answers to a bad
+// one, $/cancel_request. The reader frames stdin (lineio's line reader:
+// 64 MiB lines) and never waits for a session: every message is taken on
+// it, in the wire's order (server.go's preempt). A request is routed
+// (initialize at once; the session verbs prompt, set_config_option and
+// set_mode to their session's queue; new, load, resume, list and close on
+// goroutines of their own, since they may read files), each answered by
+// whoever ends up with it (Conn.Respond); a response resolves the request
+// of ours it answers (the connection's table: permission, elicitation, fs
+// and terminal requests, waited for by run and tool goroutines only);
+// session/cancel cancels the session's work at once. A line that is not
+// JSON gets -32700 and the connection lives on.
 //
 // Each ACP session is one live session of the session host
 // (engine/sessions): an engine.Session with its own executor, tools (in

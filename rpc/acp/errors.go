@@ -2,6 +2,8 @@ package acp
 
 import (
 	"fmt"
+
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // JSON-RPC and ACP error codes (schema: ErrorCode).
@@ -16,37 +18,37 @@ const (
 
 // The wire texts, in one place.
 
-func errParse(reason string) *wireError {
-	return &wireError{Code: codeParseError, Message: "Parse error", Data: map[string]string{"error": reason}}
+func errParse(reason string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeParseError, Message: "Parse error", Data: map[string]string{"error": reason}}
 }
 
-func errInvalidRequest(reason string) *wireError {
-	return &wireError{Code: codeInvalidRequest, Message: "Invalid request", Data: map[string]string{"error": reason}}
+func errInvalidRequest(reason string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInvalidRequest, Message: "Invalid request", Data: map[string]string{"error": reason}}
 }
 
-func errMethodNotFound(method string) *wireError {
-	return &wireError{Code: codeMethodNotFound, Message: "Method not found", Data: map[string]string{"method": method}}
+func errMethodNotFound(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeMethodNotFound, Message: "Method not found", Data: map[string]string{"method": method}}
 }
 
-func errInvalidParams(reason string) *wireError {
-	return &wireError{Code: codeInvalidParams, Message: "Invalid params", Data: map[string]string{"error": reason}}
+func errInvalidParams(reason string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: "Invalid params", Data: map[string]string{"error": reason}}
 }
 
-func errSessionNotFound(id string) *wireError {
-	return &wireError{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]string{"sessionId": id}}
+func errSessionNotFound(id string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]string{"sessionId": id}}
 }
 
-func errInternal(err error) *wireError {
-	return &wireError{Code: codeInternalError, Message: "Internal error", Data: map[string]string{"error": err.Error()}}
+func errInternal(err error) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInternalError, Message: "Internal error", Data: map[string]string{"error": err.Error()}}
 }
 
 // errTurnFailed is a prompt turn that ended in a failure (the provider's,
 // after the retries): its text, which the client has also been shown as a
 // message chunk, never a silent end_turn.
-func errTurnFailed(text string) *wireError {
-	return &wireError{Code: codeInternalError, Message: text, Data: map[string]string{"stopReason": "error"}}
+func errTurnFailed(text string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInternalError, Message: text, Data: map[string]string{"stopReason": "error"}}
 }
 
-func errNotStarted(err error) *wireError {
-	return &wireError{Code: codeInternalError, Message: fmt.Sprintf("The prompt could not start: %v", err)}
+func errNotStarted(err error) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("The prompt could not start: %v", err)}
 }

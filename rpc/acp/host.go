@@ -112,7 +112,7 @@ func (ss *session) openDialog(e engine.DialogOpen) {
 	}
 	switch req.Method {
 	case engine.DialogConfirm:
-		key := ss.toolName(req.ToolCallID) + "\x00" + req.Title
+		key := ss.toolName(req.ToolCallID) + "\x00" + req.Title + "\x00" + req.Scope // allow_always covers this scope only
 		if ss.allowAll[key] {
 			d.reply <- engine.DialogReply{Confirmed: true}
 			return
@@ -186,17 +186,17 @@ type elicitationResponse struct {
 // gone, withdrawn ($/cancel_request) when the asker's context ends.
 // (actor)
 func ask[R any](ss *session, d *dialog, method string, params any, convert func(*R) engine.DialogReply) {
-	id, ch, err := ss.srv.c.start(method, params)
+	cl, err := ss.srv.c.Call(method, params)
 	if err != nil {
 		d.reply <- engine.DialogReply{Cancelled: true}
 		return
 	}
-	ss.asked[d.id] = id
+	ss.asked[d.id] = cl.ID()
 	ss.wg.Add(1)
 	go func() {
 		defer ss.wg.Done()
 		var r R
-		err := ss.srv.c.await(d.ctx, id, ch, &r)
+		err := await(d.ctx, cl, &r)
 		if d.ctx.Err() == nil {
 			// Answered (or failed): nothing to withdraw.
 			ss.eng.Post(func() { delete(ss.asked, d.id) })

@@ -1,13 +1,14 @@
 package acp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 	"github.com/xcsh-go/xcsh/engine/sessions"
 )
 
@@ -17,14 +18,23 @@ import (
 
 // setup reads what session/new, load and resume share: an absolute cwd,
 // the MCP servers, and the delegation the client offers.
-func (s *Server) setup(id json.RawMessage, cwd string, servers []sdk.McpServer) (sessions.Request, *Delegate, bool) {
+func (s *Server) setup(req *jsonrpc.Request, cwd string, servers []sdk.McpServer) (sessions.Request, *Delegate, bool) {
 	if !filepath.IsAbs(cwd) {
-		s.c.fail(id, errInvalidParams(fmt.Sprintf("cwd must be an absolute path, got %q", cwd)))
+		s.c.fail(req, errInvalidParams(fmt.Sprintf("cwd must be an absolute path, got %q", cwd)))
+		return sessions.Request{}, nil, false
+	}
+	// Tools, commands and MCP servers run there: it must be a directory.
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		why := "not a directory"
+		if err != nil {
+			why = errors.Unwrap(err).Error()
+		}
+		s.c.fail(req, errInvalidParams(fmt.Sprintf("cwd must be an existing directory, got %q: %s", cwd, why)))
 		return sessions.Request{}, nil, false
 	}
 	// The editor is the UI: the ask tool's questions become its
 	// permission and elicitation requests.
-	req := sessions.Request{Cwd: filepath.Clean(cwd), HostUI: true}
+	want := sessions.Request{Cwd: filepath.Clean(cwd), HostUI: true, Save: true}
 	for i, m := range servers {
 		switch {
 		case m.Stdio != nil:
@@ -32,13 +42,13 @@ func (s *Server) setup(id json.RawMessage, cwd string, servers []sdk.McpServer) 
 			for _, e := range m.Stdio.Env {
 				env[e.Name] = e.Value
 			}
-			req.MCPServers = append(req.MCPServers, sessions.MCPServer{Name: m.Stdio.Name, Transport: "stdio", Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env})
+			want.MCPServers = append(want.MCPServers, sessions.MCPServer{Name: m.Stdio.Name, Transport: "stdio", Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env})
 		case m.Http != nil:
-			req.MCPServers = append(req.MCPServers, sessions.MCPServer{Name: m.Http.Name, Transport: "http", URL: m.Http.Url, Headers: headers(m.Http.Headers)})
+			want.MCPServers = append(want.MCPServers, sessions.MCPServer{Name: m.Http.Name, Transport: "http", URL: m.Http.Url, Headers: headers(m.Http.Headers)})
 		case m.Sse != nil:
-			req.MCPServers = append(req.MCPServers, sessions.MCPServer{Name: m.Sse.Name, Transport: "sse", URL: m.Sse.Url, Headers: headers(m.Sse.Headers)})
+			want.MCPServers = append(want.MCPServers, sessions.MCPServer{Name: m.Sse.Name, Transport: "sse", URL: m.Sse.Url, Headers: headers(m.Sse.Headers)})
 		default:
-			s.c.fail(id, errInvalidParams(fmt.Sprintf("mcpServers[%d]: a transport this agent does not offer", i)))
+			s.c.fail(req, errInvalidParams(fmt.Sprintf("mcpServers[%d]: a transport this agent does not offer", i)))
 			return sessions.Request{}, nil, false
 		}
 	}
@@ -50,7 +60,7 @@ func (s *Server) setup(id json.RawMessage, cwd string, servers []sdk.McpServer) 
 	if caps.Terminal {
 		d.Terminal = &Terminal{c: s.c}
 	}
-	return req, d, true
+	return want, d, true
 }
 
 func headers(hs []sdk.HttpHeader) map[string]string {
@@ -64,25 +74,25 @@ func headers(hs []sdk.HttpHeader) map[string]string {
 	return out
 }
 
-func (s *Server) newSession(id, params json.RawMessage) {
+func (s *Server) newSession(req *jsonrpc.Request) {
 	var p sdk.NewSessionRequest
-	if !s.decodeParams(id, params, &p) {
+	if !s.decodeParams(req, &p) {
 		return
 	}
-	req, d, ok := s.setup(id, p.Cwd, p.McpServers)
+	want, d, ok := s.setup(req, p.Cwd, p.McpServers)
 	if !ok {
 		return
 	}
-	ss, err := s.open(req, d)
+	ss, err := s.open(want, d)
 	if err != nil {
-		s.c.fail(id, errInternal(err))
+		s.c.fail(req, errInternal(err))
 		return
 	}
 	var resp sdk.NewSessionResponse
 	ss.eng.Call(func() {
 		resp = sdk.NewSessionResponse{SessionId: sdk.SessionId(ss.id), ConfigOptions: ss.configOptions(), Modes: ss.modes()}
 	})
-	s.c.respond(id, resp)
+	s.c.respond(req, resp)
 	ss.announceCommands()
 }
 
@@ -90,34 +100,34 @@ func (s *Server) newSession(id, params json.RawMessage) {
 // session/resume (no replay). A session live in this process is the same
 // engine session: its running turn goes on, and session/cancel still
 // reaches it.
-func (s *Server) loadSession(id, params json.RawMessage, replay bool) {
+func (s *Server) loadSession(req *jsonrpc.Request, replay bool) {
 	var sid, cwd string
 	var servers []sdk.McpServer
 	if replay {
 		var p sdk.LoadSessionRequest
-		if !s.decodeParams(id, params, &p) {
+		if !s.decodeParams(req, &p) {
 			return
 		}
 		sid, cwd, servers = string(p.SessionId), p.Cwd, p.McpServers
 	} else {
 		var p sdk.ResumeSessionRequest
-		if !s.decodeParams(id, params, &p) {
+		if !s.decodeParams(req, &p) {
 			return
 		}
 		sid, cwd, servers = string(p.SessionId), p.Cwd, p.McpServers
 	}
-	req, d, ok := s.setup(id, cwd, servers)
+	want, d, ok := s.setup(req, cwd, servers)
 	if !ok {
 		return
 	}
-	req.ID = sid
-	ss, err := s.open(req, d)
+	want.ID = sid
+	ss, err := s.open(want, d)
 	if errors.Is(err, sessions.ErrUnknown) {
-		s.c.fail(id, errSessionNotFound(sid))
+		s.c.fail(req, errSessionNotFound(sid))
 		return
 	}
 	if err != nil {
-		s.c.fail(id, errInternal(err))
+		s.c.fail(req, errInternal(err))
 		return
 	}
 	<-ss.eng.Ready()
@@ -130,9 +140,9 @@ func (s *Server) loadSession(id, params json.RawMessage, replay bool) {
 		opts, modes = ss.configOptions(), ss.modes()
 	})
 	if replay {
-		s.c.respond(id, sdk.LoadSessionResponse{ConfigOptions: opts, Modes: modes})
+		s.c.respond(req, sdk.LoadSessionResponse{ConfigOptions: opts, Modes: modes})
 	} else {
-		s.c.respond(id, sdk.ResumeSessionResponse{ConfigOptions: opts, Modes: modes})
+		s.c.respond(req, sdk.ResumeSessionResponse{ConfigOptions: opts, Modes: modes})
 	}
 	ss.announceCommands()
 }
@@ -140,9 +150,9 @@ func (s *Server) loadSession(id, params json.RawMessage, replay bool) {
 // listPage is how many sessions one session/list answer holds.
 const listPage = 50
 
-func (s *Server) listSessions(id, params json.RawMessage) {
+func (s *Server) listSessions(req *jsonrpc.Request) {
 	var p sdk.ListSessionsRequest
-	if !s.decodeParams(id, params, &p) {
+	if !s.decodeParams(req, &p) {
 		return
 	}
 	cwd := ""
@@ -151,14 +161,14 @@ func (s *Server) listSessions(id, params json.RawMessage) {
 	}
 	all, err := s.opts.Host.List(cwd)
 	if err != nil {
-		s.c.fail(id, errInternal(err))
+		s.c.fail(req, errInternal(err))
 		return
 	}
 	start := 0
 	if p.Cursor != nil {
 		n, err := strconv.Atoi(*p.Cursor)
 		if err != nil || n < 0 || n > len(all) {
-			s.c.fail(id, errInvalidParams("unknown cursor"))
+			s.c.fail(req, errInvalidParams("unknown cursor"))
 			return
 		}
 		start = n
@@ -178,19 +188,19 @@ func (s *Server) listSessions(id, params json.RawMessage) {
 	if end < len(all) {
 		resp.NextCursor = sdk.Ptr(strconv.Itoa(end))
 	}
-	s.c.respond(id, resp)
+	s.c.respond(req, resp)
 }
 
-func (s *Server) closeSession(id, params json.RawMessage) {
+func (s *Server) closeSession(req *jsonrpc.Request) {
 	var p sdk.CloseSessionRequest
-	if !s.decodeParams(id, params, &p) {
+	if !s.decodeParams(req, &p) {
 		return
 	}
-	l := s.opts.Host.Get(string(p.SessionId))
-	if l == nil {
-		s.c.fail(id, errSessionNotFound(string(p.SessionId)))
+	ss := s.sessionOf(s.opts.Host.Get(string(p.SessionId)))
+	if ss == nil {
+		s.c.fail(req, errSessionNotFound(string(p.SessionId)))
 		return
 	}
-	l.Close(true)
-	s.c.respond(id, sdk.CloseSessionResponse{})
+	ss.close(true)
+	s.c.respond(req, sdk.CloseSessionResponse{})
 }

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,13 +8,12 @@ import (
 	"io"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 	"github.com/xcsh-go/xcsh/engine/sessions"
-	"github.com/xcsh-go/xcsh/rpc"
-	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
 
 // ProtocolVersion is the ACP version this agent speaks.
@@ -24,7 +22,7 @@ const ProtocolVersion = sdk.ProtocolVersionNumber
 // Options configure a Server.
 type Options struct {
 	Version      string // agentInfo.version
-	MaxLineBytes int    // 0: rpc.DefaultMaxLineBytes (64 MiB)
+	MaxLineBytes int    // 0: lineio.DefaultMaxLine (64 MiB)
 	Log          io.Writer
 	// IDs mints message ids (messageId of the chunks); the sessions' own.
 	IDs engine.IDSource
@@ -62,6 +60,9 @@ type Server struct {
 
 	mu   sync.Mutex
 	caps sdk.ClientCapabilities // from initialize; guarded by mu
+	// own are the sessions this connection opened (a server's other
+	// clients have theirs); guarded by mu.
+	own map[*session]bool
 
 	// handlers counts the request handlers running on their own
 	// goroutines (session/new, load, list, ...); Run waits for them.
@@ -86,14 +87,19 @@ func NewServer(out io.Writer, opts Options) *Server {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 5 * time.Second
 	}
-	s := &Server{opts: opts, outGone: make(chan struct{})}
-	s.c = &conn{log: opts.Log}
-	s.c.out = lineout.New(out, func(err error) {
+	s := &Server{opts: opts, outGone: make(chan struct{}), own: map[*session]bool{}}
+	s.c = &conn{out: lineio.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
 		s.outErr = err
 		close(s.outGone)
-	})
+	})}
 	s.c.out.Full = opts.OutputFull
+	s.c.Conn = jsonrpc.New(s.c.out, jsonrpc.Options{
+		Decode:  decode,
+		Preempt: s.preempt,
+		BadLine: s.c.badLine,
+		OnError: func(err error) { fmt.Fprintf(opts.Log, "xcsh: acp: %v\n", err) },
+	})
 	return s
 }
 
@@ -119,13 +125,31 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	var err error
 	select {
 	case <-eof:
-		// Requests in flight finish; the turns they started finish too.
-		s.handlers.Wait()
-		s.opts.Host.CloseAll(false)
+		// Requests in flight finish; the turns they started finish too,
+		// unless the client turns out to be gone meanwhile (its end of
+		// stdout closed: a watcher cancels ctx, which may come just after
+		// the end of stdin).
+		drained := make(chan struct{})
+		go func() {
+			s.handlers.Wait()
+			s.closeOwn(false)
+			close(drained)
+		}()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+			s.abortOwn()
+			select {
+			case <-drained:
+			case <-time.After(s.opts.ShutdownGrace):
+				fmt.Fprintln(s.opts.Log, "xcsh: the sessions did not stop in time; exiting")
+			}
+		}
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 		done := make(chan struct{})
-		go func() { s.opts.Host.CloseAll(true); close(done) }()
+		go func() { s.closeOwn(true); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(s.opts.ShutdownGrace):
@@ -143,82 +167,31 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	return err
 }
 
-// readLoop frames stdin (rpc's line reader: 64 MiB lines, CR and BOM
-// stripped, blank lines skipped) and never waits for a session: requests
-// go to their session's queue or their own goroutine, responses to our
-// requests resolve their waiters here, and session/cancel acts at once.
+// readLoop reads stdin through the connection (lineio's line reader: 64
+// MiB lines, CR and BOM stripped, blank lines skipped) and never waits
+// for a session: requests go to their session's queue or their own
+// goroutine (preempt), responses to our requests resolve their waiters on
+// the reader, and session/cancel acts at once.
 func (s *Server) readLoop(in io.Reader) {
-	lr := rpc.NewLineReader(in, s.opts.MaxLineBytes)
-	for {
-		line, err := lr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err == rpc.ErrLineTooLong {
-			s.c.fail(nil, errParse("the line is over the length limit"))
-			continue
-		}
-		if err != nil {
-			fmt.Fprintf(s.opts.Log, "xcsh: reading stdin: %v\n", err)
-			break
-		}
-		s.dispatch(bytes.Clone(line))
+	lr := lineio.NewReader(in, s.opts.MaxLineBytes)
+	lr.SkipBOM = true
+	if err := s.c.Read(lr); err != nil {
+		fmt.Fprintf(s.opts.Log, "xcsh: reading stdin: %v\n", err)
 	}
 	// Nothing more will answer our requests: dialogs resolve cancelled,
 	// delegated file and terminal calls fail.
-	s.c.closeInput()
+	s.c.Close(errClientGone)
 }
 
-// dispatch classifies one line.
-func (s *Server) dispatch(line []byte) {
-	if !utf8.Valid(line) {
-		s.c.fail(nil, errParse("invalid UTF-8"))
-		return
+// preempt takes every message on the reader, in the order of the wire (a
+// cancel never overtakes the prompt it cancels): it answers at once, or
+// routes the request to what answers it later.
+func (s *Server) preempt(_ context.Context, req *jsonrpc.Request) (any, error) {
+	if !req.IsCall() {
+		s.notification(req.Method, req.Params)
+		return nil, nil
 	}
-	if !json.Valid(line) {
-		var v any
-		reason := "invalid JSON"
-		if err := json.Unmarshal(line, &v); err != nil {
-			reason = err.Error()
-		}
-		s.c.fail(nil, errParse(reason))
-		return
-	}
-	var env envelope
-	if first := bytes.TrimLeft(line, " \t\r\n"); len(first) == 0 || first[0] != '{' {
-		s.c.fail(nil, errInvalidRequest("a message is a JSON object"))
-		return
-	}
-	if err := json.Unmarshal(line, &env); err != nil {
-		s.c.fail(idOf(line), errInvalidRequest(err.Error()))
-		return
-	}
-	if env.Method == nil {
-		if env.hasID() && (env.Result != nil || env.Error != nil) {
-			s.c.resolve(&env)
-			return
-		}
-		s.c.fail(env.ID, errInvalidRequest("no method"))
-		return
-	}
-	method := *env.Method
-	if !env.hasID() {
-		s.notification(method, env.Params)
-		return
-	}
-	s.request(method, env.ID, env.Params)
-}
-
-// idOf is the id of a message that did not decode, when it has a usable
-// one.
-func idOf(line []byte) json.RawMessage {
-	var v struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(line, &v) == nil && len(v.ID) > 0 && (v.ID[0] == '"' || v.ID[0] == '-' || (v.ID[0] >= '0' && v.ID[0] <= '9')) {
-		return v.ID
-	}
-	return nil
+	return s.request(req)
 }
 
 // notification handles a notification on the reader: session/cancel at
@@ -231,8 +204,8 @@ func (s *Server) notification(method string, params json.RawMessage) {
 			return
 		}
 		s.opts.Host.Route(string(p.SessionId), func(l *sessions.Live) {
-			if l != nil {
-				sessionOf(l).cancel()
+			if ss := s.sessionOf(l); ss != nil {
+				ss.cancel()
 			}
 		})
 	case "$/cancel_request":
@@ -243,21 +216,23 @@ func (s *Server) notification(method string, params json.RawMessage) {
 		if json.Unmarshal(params, &p) != nil {
 			return
 		}
-		for _, l := range s.opts.Host.Live() {
-			sessionOf(l).cancelRequest(p.RequestID)
+		for _, ss := range s.ownSessions() {
+			ss.cancelRequest(p.RequestID)
 		}
 	}
 }
 
-// request routes a request: initialize at once; the session verbs in the
-// order of their session's queue; the rest on goroutines of their own
-// (they may load files).
-func (s *Server) request(method string, id, params json.RawMessage) {
+// request routes a request: initialize and authenticate are answered at
+// once; the session verbs go in the order of their session's queue; the
+// rest run on goroutines of their own (they may load files). Those answer
+// later (jsonrpc.ErrAsync).
+func (s *Server) request(req *jsonrpc.Request) (any, error) {
+	method := req.Method
 	switch method {
 	case sdk.AgentMethodInitialize:
-		s.initialize(id, params)
+		return s.initialize(req.Params)
 	case sdk.AgentMethodAuthenticate:
-		s.c.respond(id, struct{}{})
+		return struct{}{}, nil
 	case sdk.AgentMethodSessionNew, sdk.AgentMethodSessionLoad, sdk.AgentMethodSessionResume,
 		sdk.AgentMethodSessionList, sdk.AgentMethodSessionClose:
 		s.handlers.Add(1)
@@ -271,70 +246,79 @@ func (s *Server) request(method string, id, params json.RawMessage) {
 			if creates {
 				defer created()
 			}
-			defer s.recoverInto(id, method)
+			defer s.recoverInto(req)
 			switch method {
 			case sdk.AgentMethodSessionNew:
-				s.newSession(id, params)
+				s.newSession(req)
 			case sdk.AgentMethodSessionLoad:
-				s.loadSession(id, params, true)
+				s.loadSession(req, true)
 			case sdk.AgentMethodSessionResume:
-				s.loadSession(id, params, false)
+				s.loadSession(req, false)
 			case sdk.AgentMethodSessionList:
-				s.listSessions(id, params)
+				s.listSessions(req)
 			case sdk.AgentMethodSessionClose:
-				s.closeSession(id, params)
+				s.closeSession(req)
 			}
 		}()
+		return nil, jsonrpc.ErrAsync
 	case sdk.AgentMethodSessionPrompt, sdk.AgentMethodSessionSetConfigOption, sdk.AgentMethodSessionSetMode:
 		var p struct {
 			SessionID string `json:"sessionId"`
 		}
-		if err := json.Unmarshal(params, &p); err != nil {
-			s.c.fail(id, errInvalidParams(err.Error()))
-			return
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, errInvalidParams(err.Error())
 		}
 		s.opts.Host.Route(p.SessionID, func(l *sessions.Live) {
-			if l == nil {
-				s.c.fail(id, errSessionNotFound(p.SessionID))
+			ss := s.sessionOf(l)
+			if ss == nil {
+				s.c.fail(req, errSessionNotFound(p.SessionID))
 				return
 			}
-			sessionOf(l).push(method, id, params)
+			ss.push(req)
 		})
-	default:
-		s.c.fail(id, errMethodNotFound(method))
+		return nil, jsonrpc.ErrAsync
 	}
+	return nil, errMethodNotFound(method)
 }
 
 // recoverInto answers a request whose handler panicked with an internal
 // error, and keeps serving.
-func (s *Server) recoverInto(id json.RawMessage, method string) {
+func (s *Server) recoverInto(req *jsonrpc.Request) {
 	if r := recover(); r != nil {
-		fmt.Fprintf(s.opts.Log, "xcsh: internal error handling %s: %v\n", method, r)
-		s.c.fail(id, errInternal(fmt.Errorf("%v", r)))
+		fmt.Fprintf(s.opts.Log, "xcsh: internal error handling %s: %v\n", req.Method, r)
+		s.c.fail(req, errInternal(fmt.Errorf("%v", r)))
 	}
 }
 
-// decodeParams reads params into p (an SDK request type) and validates it;
-// false when it answered the request with -32602.
-func (s *Server) decodeParams(id, params json.RawMessage, p interface{ Validate() error }) bool {
+// readParams reads params into p (an SDK request type) and validates it;
+// the error is the request's -32602 answer.
+func readParams(params json.RawMessage, p interface{ Validate() error }) *jsonrpc.Error {
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(params, p); err != nil {
-		s.c.fail(id, errInvalidParams(err.Error()))
-		return false
+		return errInvalidParams(err.Error())
 	}
 	if err := p.Validate(); err != nil {
-		s.c.fail(id, errInvalidParams(err.Error()))
+		return errInvalidParams(err.Error())
+	}
+	return nil
+}
+
+// decodeParams reads req's params into p (readParams); false when
+// it answered the request with -32602.
+func (s *Server) decodeParams(req *jsonrpc.Request, p interface{ Validate() error }) bool {
+	if e := readParams(req.Params, p); e != nil {
+		s.c.fail(req, e)
 		return false
 	}
 	return true
 }
 
-func (s *Server) initialize(id, params json.RawMessage) {
+func (s *Server) initialize(params json.RawMessage) (any, error) {
 	var p sdk.InitializeRequest
-	if !s.decodeParams(id, params, &p) {
-		return
+	if e := readParams(params, &p); e != nil {
+		return nil, e
 	}
 	s.mu.Lock()
 	s.caps = p.ClientCapabilities
@@ -355,7 +339,7 @@ func (s *Server) initialize(id, params json.RawMessage) {
 			},
 		},
 	}
-	s.c.respond(id, resp)
+	return resp, nil
 }
 
 func (s *Server) clientCaps() sdk.ClientCapabilities {

@@ -4,18 +4,19 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 	"github.com/xcsh-go/xcsh/engine/sessions"
 	"github.com/xcsh-go/xcsh/fakeprovider"
-	"github.com/xcsh-go/xcsh/rpc/internal/lineout"
 )
 
 // fakeSessions builds sessions on the fake provider's demo model, in
@@ -312,52 +313,114 @@ func TestToolMapping(t *testing.T) {
 }
 
 // A response to a request of ours resolves it on the reader; a late one is
-// ignored; the client's departure fails what still waits.
+// ignored; an answer of the wrong shape is the client's fault; the
+// client's departure fails what still waits, and every request after it.
 func TestConnCalls(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var out strings.Builder
-	c := &conn{log: io.Discard, out: lineout.New(writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return out.Write(p)
+	sent := make(chan string, 16)
+	c := &conn{out: lineio.New(writerFunc(func(p []byte) (int, error) {
+		sent <- string(p)
+		return len(p), nil
 	}), nil)}
+	c.Conn = jsonrpc.New(c.out, jsonrpc.Options{Decode: decode, BadLine: c.badLine})
+	in, client := io.Pipe()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		_ = c.Read(lineio.NewReader(in, 0))
+		c.Close(errClientGone)
+	}()
+	answer := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(client, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	done := make(chan error, 1)
 	var r struct {
 		Content string `json:"content"`
 	}
 	go func() { done <- c.call(context.Background(), "fs/read_text_file", map[string]string{"path": "/a"}, &r) }()
-	// Wait for the request to be written.
-	for {
-		mu.Lock()
-		s := out.String()
-		mu.Unlock()
-		if strings.Contains(s, `"id":1`) {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	if got := <-sent; got != `{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"path":"/a"}}`+"\n" {
+		t.Fatalf("sent %q", got)
 	}
-	c.resolve(&envelope{ID: json.RawMessage("1"), Result: json.RawMessage(`{"content":"hi"}`)})
+	answer(`{"jsonrpc":"2.0","id":1,"result":{"content":"hi"}}`)
 	if err := <-done; err != nil || r.Content != "hi" {
 		t.Fatalf("call: %v %q", err, r.Content)
 	}
-	c.resolve(&envelope{ID: json.RawMessage("1"), Result: json.RawMessage(`{}`)}) // late: ignored
-	go func() { done <- c.call(context.Background(), "fs/read_text_file", nil, nil) }()
-	for {
-		c.mu.Lock()
-		n := len(c.waiting)
-		c.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	answer(`{"jsonrpc":"2.0","id":1,"result":{}}`) // late: ignored
+	go func() { done <- c.call(context.Background(), "fs/read_text_file", nil, &r) }()
+	<-sent
+	answer(`{"jsonrpc":"2.0","id":2,"result":{"content":5}}`)
+	if err := <-done; err == nil || !strings.HasPrefix(err.Error(), "the client's answer: ") {
+		t.Fatalf("a malformed answer: %v", err)
 	}
-	c.closeInput()
+	go func() { done <- c.call(context.Background(), "fs/read_text_file", nil, nil) }()
+	<-sent
+	client.Close()
+	<-read
 	if err := <-done; err != errClientGone {
 		t.Fatalf("after EOF: %v", err)
 	}
 	if err := c.call(context.Background(), "x", nil, nil); err != errClientGone {
 		t.Fatalf("call after EOF: %v", err)
+	}
+	select {
+	case line := <-sent:
+		t.Fatalf("sent after EOF: %q", line)
+	default:
+	}
+}
+
+// ACP's rules for a line: -32700 for what is not UTF-8 JSON, -32600 for
+// what is no message (its id echoed when it has a usable one), a method
+// makes a request (an id of null included), an id with a result or an
+// error a response; "jsonrpc" is not checked.
+func TestDecodeLines(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ line, want string }{
+		{"\xff", `bad null -32700 invalid UTF-8`},
+		{`{"a":`, `bad null -32700 unexpected end of JSON input`},
+		{`[1]`, `bad null -32600 a message is a JSON object`},
+		{`{"id":"x","method":5}`, `bad "x" -32600 json: cannot unmarshal number into Go struct field envelope.method of type string`},
+		{`{"id":{"o":1},"method":5}`, `bad null -32600 json: cannot unmarshal number into Go struct field envelope.method of type string`},
+		{`{"id":3}`, `bad 3 -32600 no method`},
+		{`{"result":1}`, `bad null -32600 no method`},
+		{`{"id":7,"method":"m","params":{"p":1}}`, `request 7 m {"p":1}`},
+		{`{"id":null,"method":""}`, `request null  `},
+		{`{"method":"n"}`, `notification n`},
+		{`{"id":4,"result":null}`, `response 4 null <nil>`},
+		{`{"id":5,"error":{"code":-1,"message":"no"}}`, `response 5  no (code -1)`},
+	} {
+		m, err := decode([]byte(c.line))
+		var got string
+		var bad *badMessage
+		switch v := m.(type) {
+		case *jsonrpc.Request:
+			if v.IsCall() {
+				got = fmt.Sprintf("request %s %s %s", v.ID, v.Method, v.Params)
+			} else {
+				got = "notification " + v.Method
+			}
+		case *jsonrpc.Response:
+			var e error
+			if v.Error != nil {
+				e = v.Error
+			}
+			got = fmt.Sprintf("response %s %s %v", v.ID, v.Result, e)
+		default:
+			if !errors.As(err, &bad) {
+				t.Fatalf("%s: %v", c.line, err)
+			}
+			id := string(bad.id)
+			if id == "" {
+				id = "null"
+			}
+			got = fmt.Sprintf("bad %s %d %s", id, bad.err.Code, bad.err.Data.(map[string]string)["error"])
+		}
+		if got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.line, got, c.want)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 	"github.com/xcsh-go/xcsh/engine/sessions"
 )
 
@@ -57,7 +58,10 @@ func (s *Server) open(req sessions.Request, d *Delegate) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if old := l.Value().(*session); old != ss {
+	if old, ok := l.Value().(*session); !ok || old != ss {
+		if !ok || old.srv != s {
+			return nil, fmt.Errorf("session %s is open in another client's connection", l.ID())
+		}
 		return old, nil
 	}
 	ss.live, ss.eng, ss.id = l, l.Engine(), l.ID()
@@ -77,43 +81,90 @@ func (s *Server) open(req sessions.Request, d *Delegate) (*session, error) {
 			}
 		}
 	})
+	s.mu.Lock()
+	s.own[ss] = true
+	s.mu.Unlock()
 	l.Start()
 	l.Begin() // after session/new's answer is queued: its load faults follow it
 	return ss, nil
 }
 
-// sessionOf is the ACP side of a live session (nil for nil).
-func sessionOf(l *sessions.Live) *session {
+// sessionOf is this connection's side of a live session: nil for nil, and
+// for a session another client of the agent server opened.
+func (s *Server) sessionOf(l *sessions.Live) *session {
 	if l == nil {
 		return nil
 	}
-	return l.Value().(*session)
+	if ss, ok := l.Value().(*session); ok && ss.srv == s {
+		return ss
+	}
+	return nil
+}
+
+// ownSessions are the sessions this connection opened and has not closed.
+func (s *Server) ownSessions() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*session, 0, len(s.own))
+	for ss := range s.own {
+		out = append(out, ss)
+	}
+	return out
+}
+
+// close ends the session (its turns aborted, or finished first).
+func (ss *session) close(abort bool) {
+	ss.live.Close(abort)
+	ss.srv.mu.Lock()
+	delete(ss.srv.own, ss)
+	ss.srv.mu.Unlock()
+}
+
+// abortOwn cancels the work of every session this connection opened,
+// those being closed after their work included: the client has gone
+// after all.
+func (s *Server) abortOwn() {
+	for _, ss := range s.ownSessions() {
+		ss.live.Cancel()
+		ss.eng.Cancel(engine.AllKinds...)
+	}
+}
+
+// closeOwn closes every session this connection opened, at once: after
+// their turns (the client's input ended) or aborting them.
+func (s *Server) closeOwn(abort bool) {
+	var wg sync.WaitGroup
+	for _, ss := range s.ownSessions() {
+		wg.Add(1)
+		go func() { defer wg.Done(); ss.close(abort) }()
+	}
+	wg.Wait()
 }
 
 // push queues a request of the session. A prompt's generation is taken
 // here, in the order of the wire: a session/cancel read after it cancels
 // it even when the executor has not taken it up yet.
-func (ss *session) push(method string, id, params json.RawMessage) {
+func (ss *session) push(req *jsonrpc.Request) {
 	gen := ss.live.Generation()
-	ss.live.Enqueue(func() { ss.handle(method, id, params, gen) })
+	ss.live.Enqueue(func() { ss.handle(req, gen) })
 }
 
 // handle runs one request on the executor. A panic answers it with an
 // internal error; the session goes on.
-func (ss *session) handle(method string, id, params json.RawMessage, gen uint64) {
+func (ss *session) handle(req *jsonrpc.Request, gen uint64) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(ss.srv.opts.Log, "xcsh: internal error handling %s: %v\n", method, r)
-			ss.srv.c.fail(id, errInternal(fmt.Errorf("%v", r)))
+			fmt.Fprintf(ss.srv.opts.Log, "xcsh: internal error handling %s: %v\n", req.Method, r)
+			ss.srv.c.fail(req, errInternal(fmt.Errorf("%v", r)))
 		}
 	}()
-	switch method {
+	switch req.Method {
 	case sdk.AgentMethodSessionPrompt:
-		ss.prompt(id, params, gen)
+		ss.prompt(req, gen)
 	case sdk.AgentMethodSessionSetConfigOption:
-		ss.setConfigOption(id, params)
+		ss.setConfigOption(req)
 	case sdk.AgentMethodSessionSetMode:
-		ss.setMode(id, params)
+		ss.setMode(req)
 	}
 }
 
@@ -143,23 +194,23 @@ func (ss *session) cancelRequest(id json.RawMessage) {
 // prompt is session/prompt, read at generation gen: a turn of the host.
 // A built-in command is the front's own work; any other text goes to the
 // engine (which expands templates, skills and extension commands). (actor)
-func (ss *session) prompt(id, params json.RawMessage, gen uint64) {
+func (ss *session) prompt(req *jsonrpc.Request, gen uint64) {
 	var p sdk.PromptRequest
-	if err := json.Unmarshal(params, &p); err != nil {
-		ss.srv.c.fail(id, errInvalidParams(err.Error()))
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		ss.srv.c.fail(req, errInvalidParams(err.Error()))
 		return
 	}
 	if err := p.Validate(); err != nil {
-		ss.srv.c.fail(id, errInvalidParams(err.Error()))
+		ss.srv.c.fail(req, errInvalidParams(err.Error()))
 		return
 	}
 	text, images, err := promptInput(p.Prompt)
 	if err != nil {
-		ss.srv.c.fail(id, errInvalidParams(err.Error()))
+		ss.srv.c.fail(req, errInvalidParams(err.Error()))
 		return
 	}
-	t := &sessions.Turn{ID: string(id), Text: text, Images: images, Gen: gen,
-		Done: func(res engine.TurnResult) { ss.answer(id, res) }}
+	t := &sessions.Turn{ID: string(req.ID), Text: text, Images: images, Gen: gen,
+		Done: func(res engine.TurnResult) { ss.answer(req, res) }}
 	if cmd, args, ok := builtinCommand(text); ok {
 		t.Run = func(done func()) { cmd(ss, args, done) }
 	}
@@ -168,29 +219,29 @@ func (ss *session) prompt(id, params json.RawMessage, gen uint64) {
 
 // answer answers a prompt with its turn's result: every update of the
 // turn has been written. (actor)
-func (ss *session) answer(id json.RawMessage, res engine.TurnResult) {
+func (ss *session) answer(req *jsonrpc.Request, res engine.TurnResult) {
 	errText := ""
 	if res.Last != nil {
 		errText = res.Last.ErrorMessage
 	}
 	switch {
 	case res.Stop == engine.StopAborted:
-		ss.srv.c.respond(id, sdk.PromptResponse{StopReason: sdk.StopReasonCancelled})
+		ss.srv.c.respond(req, sdk.PromptResponse{StopReason: sdk.StopReasonCancelled})
 	case res.Stop == "" && res.Err != nil:
-		ss.srv.c.fail(id, errNotStarted(res.Err))
+		ss.srv.c.fail(req, errNotStarted(res.Err))
 	case res.Stop == engine.StopError && isRefusal(errText):
-		ss.srv.c.respond(id, sdk.PromptResponse{StopReason: sdk.StopReasonRefusal})
+		ss.srv.c.respond(req, sdk.PromptResponse{StopReason: sdk.StopReasonRefusal})
 	case res.Stop == engine.StopError:
 		text := errText
 		if text == "" {
 			text = "The request failed"
 		}
 		ss.chunk(updateAgentMessage, text, ss.newMessageID())
-		ss.srv.c.fail(id, errTurnFailed(text))
+		ss.srv.c.fail(req, errTurnFailed(text))
 	case res.Stop == engine.StopLength:
-		ss.srv.c.respond(id, sdk.PromptResponse{StopReason: sdk.StopReasonMaxTokens})
+		ss.srv.c.respond(req, sdk.PromptResponse{StopReason: sdk.StopReasonMaxTokens})
 	default:
-		ss.srv.c.respond(id, sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn})
+		ss.srv.c.respond(req, sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn})
 	}
 }
 

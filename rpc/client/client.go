@@ -42,12 +42,19 @@ type Options struct {
 	// case for error messages. Start only.
 	Stderr io.Writer
 	// Timeout bounds each request whose ctx has no deadline, and Start's
-	// wait for the ready frame. Default DefaultTimeout.
+	// and Dial's wait for the ready frame. Default DefaultTimeout.
 	Timeout time.Duration
 	// CloseGrace is how long Close lets the agent finish its work after
-	// closing stdin before it stops the process (SIGTERM, then SIGKILL).
-	// Default DefaultCloseGrace.
+	// closing stdin (or the connection's sending side) before it stops the
+	// process (SIGTERM, then SIGKILL) or drops the connection. Default
+	// DefaultCloseGrace.
 	CloseGrace time.Duration
+	// Token is the token a WebSocket server asks for (sent as
+	// "Authorization: Bearer <token>"). Dial only.
+	Token string
+	// Reconnect says how a Dial client connects again when its connection
+	// drops. Dial only.
+	Reconnect Reconnect
 }
 
 func (o Options) timeout() time.Duration {
@@ -64,42 +71,62 @@ func (o Options) grace() time.Duration {
 	return DefaultCloseGrace
 }
 
-// Client is a connection to one xcsh agent in RPC mode. Its methods are safe
-// for concurrent use.
+// Client is a connection to an xcsh agent: a process in RPC mode (Start,
+// New) or an agent server (Dial). Its typed command methods drive the
+// connection's own session (the session of --mode rpc); a server's
+// sessions by id are Sessions (OpenSession, Attach), with the same
+// methods. Its methods are safe for concurrent use.
 type Client struct {
+	// target is the connection's own session: the commands without a
+	// sessionId, and its host tool and dialog handlers.
+	target
+
 	opts Options
-	r    io.Reader
-	w    io.Writer
-	proc *process // nil for New
+	proc *process // nil unless Start
+	// dial makes a new connection to the same server (Dial); nil when the
+	// client ends with its connection (Start, New).
+	dial func(ctx context.Context) (*link, error)
+	addr string // what dial reaches, for errors
 
-	// wmu serialises writes so every frame goes out in one Write.
-	wmu sync.Mutex
-
-	// root is cancelled when the connection ends; host tool and dialog
+	// root is cancelled when the client ends; host tool and dialog
 	// handlers derive their contexts from it (the documented exception to
-	// "no ctx in a struct": it is the lifetime of the connection).
+	// "no ctx in a struct": it is the lifetime of the client).
 	root       context.Context
 	cancelRoot context.CancelFunc
 
-	// mu guards everything below. The reader goroutine takes it briefly per
+	// mu guards everything below, and the state of every target and
+	// Session of the client. The reader goroutine takes it briefly per
 	// frame and never blocks while holding it.
-	mu        sync.Mutex
-	seq       uint64
-	pending   map[string]*call
-	subs      map[*subscription]struct{}
-	tools     map[string]HostTool
-	toolCalls map[string]context.CancelCauseFunc
-	ui        UIHandler
-	uiCalls   map[string]context.CancelCauseFunc
-	closed    bool // no new requests; set by Close or at the end of the stream
-	ended     bool // end has run: no more events reach subscribers
-	endErr    error
-	version   string
+	mu sync.Mutex
+	// link is the connection frames are written to; nil while the client
+	// reconnects.
+	link *link
+	// changed is closed and replaced whenever link or a session's
+	// attachment changes: requests waiting to be sent look again.
+	changed  chan struct{}
+	seq      uint64
+	pending  map[string]*call
+	subs     map[*subscription]struct{}
+	sessions map[string]*Session // sessions by id, by id
+	// ownUsed: a command went to the connection's own session on this
+	// connection; ownLost: such a connection dropped, and the own session
+	// with it (it was the connection's).
+	ownUsed, ownLost bool
+	closed           bool // no new requests; set by Close or at the end
+	ended            bool // end has run: no more events reach subscribers
+	endErr           error
+	version          string
 
 	handlers sync.WaitGroup // host tool and dialog goroutines
-	ready    chan struct{}  // closed on the ready frame
-	done     chan struct{}  // closed when the connection has ended (end)
-	readDone chan struct{}  // closed when readLoop has returned
+	ready    chan struct{}  // closed on the first ready frame
+	done     chan struct{}  // closed when the client has ended (end)
+	wake     chan struct{}  // cap 1: the supervisor has work
+	superviz chan struct{}  // closed when the supervisor has returned
+
+	// stopCtx ends when Close starts: a reconnection stops (its dials and
+	// waits derive from it).
+	stopCtx context.Context
+	stop    context.CancelFunc
 
 	endOnce   sync.Once
 	closeOnce sync.Once
@@ -109,14 +136,21 @@ type Client struct {
 // call is a request waiting for its response. A prompt stays in the table
 // after its acknowledgement (acked) until its late failure or settlement.
 type call struct {
-	id   string
-	typ  string
-	seq  uint64
-	resp chan result // capacity 1: the first response, or the end of the connection
+	id      string
+	typ     string
+	seq     uint64
+	session string      // the session by id it was sent to; "" for the own session and the server's commands
+	gen     int         // the session's attachment it was sent under
+	resp    chan result // capacity 1: the first response, or the end of the connection
 
 	prompt bool
 	acked  bool
 	late   chan error // prompts only: capacity 1, closed when settled
+
+	// onAnswer runs on the reader with a successful answer, before the
+	// next frame is routed (an attach's cursor must be in place before
+	// the events that follow it).
+	onAnswer func(l *link, f *frame)
 }
 
 type result struct {
@@ -126,34 +160,57 @@ type result struct {
 
 // frame is the envelope of anything the agent writes.
 type frame struct {
-	Type    string          `json:"type"`
-	ID      json.RawMessage `json:"id"`
-	Command json.RawMessage `json:"command"`
-	Success *bool           `json:"success"`
-	Error   string          `json:"error"`
-	Code    string          `json:"code"`
-	Data    json.RawMessage `json:"data"`
+	Type      string          `json:"type"`
+	ID        json.RawMessage `json:"id"`
+	Command   json.RawMessage `json:"command"`
+	Success   *bool           `json:"success"`
+	Error     string          `json:"error"`
+	Code      string          `json:"code"`
+	Data      json.RawMessage `json:"data"`
+	SessionID string          `json:"sessionId"`
+	Seq       uint64          `json:"seq"`
+	// Reason is session_closed's: "shutdown" when the server is stopping
+	// (the session goes on after its restart), "closed" otherwise.
+	Reason string `json:"reason"`
 }
 
 // New returns a Client speaking the protocol over existing streams: r is
-// the agent's stdout, w its stdin. It does not wait for the ready frame
-// (WaitReady does). Close closes w, and r too when it is an io.Closer and
-// the agent has not ended the stream within the close grace.
+// the agent's stdout, w its stdin (or a connection to `xcsh serve
+// --stdio`). It does not wait for the ready frame (WaitReady does). Close
+// closes w, and r too when it is an io.Closer and the agent has not ended
+// the stream within the close grace.
 func New(r io.Reader, w io.Writer, opts Options) *Client {
-	c := &Client{
-		opts:      opts,
-		r:         r,
-		w:         w,
-		pending:   map[string]*call{},
-		subs:      map[*subscription]struct{}{},
-		toolCalls: map[string]context.CancelCauseFunc{},
-		uiCalls:   map[string]context.CancelCauseFunc{},
-		ready:     make(chan struct{}),
-		done:      make(chan struct{}),
-		readDone:  make(chan struct{}),
+	l := &link{r: r, w: w, readDone: make(chan struct{})}
+	if wc, ok := w.(io.Closer); ok {
+		l.half = wc.Close
 	}
+	if rc, ok := r.(io.Closer); ok {
+		l.hard = rc.Close
+	}
+	return newClient(l, nil, opts)
+}
+
+// newClient starts a client on its first connection; dial, when not nil,
+// makes the next ones.
+func newClient(l *link, dial func(context.Context) (*link, error), opts Options) *Client {
+	c := &Client{
+		opts:     opts,
+		dial:     dial,
+		link:     l,
+		changed:  make(chan struct{}),
+		pending:  map[string]*call{},
+		subs:     map[*subscription]struct{}{},
+		sessions: map[string]*Session{},
+		ready:    make(chan struct{}),
+		done:     make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+		superviz: make(chan struct{}),
+	}
+	c.target = newTarget(c, nil)
 	c.root, c.cancelRoot = context.WithCancel(context.Background())
-	go c.readLoop()
+	c.stopCtx, c.stop = context.WithCancel(context.Background())
+	go c.readLoop(l)
+	go c.supervise()
 	return c
 }
 
@@ -184,99 +241,222 @@ func (c *Client) Version() string {
 	return c.version
 }
 
-// Done is closed when the connection has ended (the agent's stdout reached
-// EOF, or Close).
+// Done is closed when the client has ended: the agent's stdout reached
+// EOF, a Dial client's connection dropped and could not be made again, or
+// Close.
 func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err says why the client ended (nil while it has not).
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.endErr
+}
 
 // bound gives ctx the default deadline d unless it already has one: a
 // caller extends (or shortens) the bound of a long command through ctx.
 func (c *Client) bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return bound(ctx, d)
+}
+
+func bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, d)
 }
 
-// Call sends a command of any type with the fields of fields (a struct or
-// map that encodes as a JSON object, or nil) and returns its data: nil when
-// the response has none, "null" when it is null. A failure is a
-// *CommandError, also when the agent answers without an id: an
-// "Unknown command" frame or a "parse" frame is matched to a waiting
-// request by rule (see resolve), so the caller does not wait out its
-// timeout. The id and type are written after the fields, so a
-// field named "id" or "type" cannot replace them (the agent reads a
-// repeated key's last value).
-func (c *Client) Call(ctx context.Context, typ string, fields any) (json.RawMessage, error) {
-	f, _, err := c.do(ctx, typ, fields, false)
-	if err != nil {
-		return nil, err
-	}
-	return f.Data, nil
+// request is one command to send.
+type request struct {
+	typ    string
+	fields any
+	// t is the session it goes to; nil for the server's own commands
+	// (open_session, attach, get_sessions), which need only a connection.
+	t      *target
+	prompt bool
+	// on, when set, is the connection to send on now, without waiting
+	// for the session to be attached (the supervisor's re-attach).
+	on       *link
+	onAnswer func(l *link, f *frame)
+	// reply: an answer to the agent's request (no response comes).
+	reply bool
 }
 
-// call sends a typed command and decodes its data into out (when out is
-// non-nil and data is present).
-func (c *Client) call(ctx context.Context, typ string, fields any, out any) error {
-	f, _, err := c.do(ctx, typ, fields, false)
-	if err != nil {
-		return err
-	}
-	if out == nil || len(f.Data) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(f.Data, out); err != nil {
-		return fmt.Errorf("xcsh %s: decoding data: %w", typ, err)
-	}
-	return nil
-}
-
-// do sends one request and waits for its first response. For a prompt
-// (prompt=true) the entry stays pending after a successful
-// acknowledgement, to receive the late failure.
-func (c *Client) do(ctx context.Context, typ string, fields any, prompt bool) (*frame, *call, error) {
+// do sends one request and waits for its first response. For a prompt the
+// entry stays pending after a successful acknowledgement, to receive the
+// late failure. A request waits, within its bound, for a connection (and
+// for its session to be attached) before it is sent: a Dial client that
+// is reconnecting sends it once it can.
+func (c *Client) do(ctx context.Context, rq request) (*frame, *call, error) {
 	d := c.opts.timeout()
-	if typ == "bash" && d < bashTimeout {
+	if rq.typ == "bash" && d < bashTimeout {
 		d = bashTimeout
 	}
 	ctx, cancel := c.bound(ctx, d)
 	defer cancel()
-
-	c.mu.Lock()
-	if c.closed {
-		err := c.closedErr(typ)
-		c.mu.Unlock()
-		return nil, nil, err
+	for {
+		f, cl, err := c.doOnce(ctx, rq)
+		if err != nil && rq.t != nil && rq.t.s != nil && cl != nil && rq.t.s.notAttachedSince(err, cl.gen) {
+			// Sent while the server detached the session (lagged): the
+			// command was refused unread and goes again once re-attached.
+			continue
+		}
+		return f, cl, err
 	}
-	c.seq++
-	cl := &call{id: fmt.Sprintf("c%d", c.seq), typ: typ, seq: c.seq, resp: make(chan result, 1), prompt: prompt}
-	if prompt {
+}
+
+func (c *Client) doOnce(ctx context.Context, rq request) (*frame, *call, error) {
+	cl := &call{typ: rq.typ, resp: make(chan result, 1), prompt: rq.prompt, onAnswer: rq.onAnswer}
+	if rq.prompt {
 		cl.late = make(chan error, 1)
 	}
-	c.pending[cl.id] = cl
-	c.mu.Unlock()
-
-	line, err := encodeRequest(cl.id, typ, fields)
+	l, err := c.register(ctx, rq, cl)
+	if err != nil {
+		return nil, nil, err
+	}
+	line, err := encodeRequest(cl.id, rq.typ, cl.session, rq.fields)
 	if err == nil {
-		err = c.writeLine(line)
+		err = c.writeOn(l, line)
+		if err != nil && c.linkFailed(l) && rq.on == nil {
+			// Not sent: it goes on the next connection.
+			c.forget(cl)
+			return c.doOnce(ctx, rq)
+		}
 	}
 	if err != nil {
 		c.forget(cl)
-		return nil, nil, fmt.Errorf("xcsh %s: %w", typ, err)
+		return nil, nil, fmt.Errorf("xcsh %s: %w", rq.typ, err)
 	}
 
 	select {
 	case r := <-cl.resp:
 		if r.err != nil {
-			return nil, nil, r.err
+			return nil, cl, r.err
 		}
 		if r.f.Success == nil || !*r.f.Success {
-			return nil, nil, commandError(typ, r.f)
+			return nil, cl, commandError(rq.typ, r.f)
 		}
 		return r.f, cl, nil
 	case <-ctx.Done():
 		c.forget(cl)
-		return nil, nil, fmt.Errorf("xcsh %s: no response: %w", typ, context.Cause(ctx))
+		return nil, nil, fmt.Errorf("xcsh %s: no response: %w", rq.typ, context.Cause(ctx))
 	}
+}
+
+// register waits until rq can be sent (a connection, its session
+// attached on it) and enters cl in the pending table; it returns the
+// connection to write on.
+func (c *Client) register(ctx context.Context, rq request, cl *call) (*link, error) {
+	return c.sendable(ctx, rq, func() {
+		c.seq++
+		cl.id, cl.seq = fmt.Sprintf("c%d", c.seq), c.seq
+		if t := rq.t; t != nil {
+			if t.s != nil {
+				cl.session, cl.gen = t.s.id, t.s.gen
+			} else if !serverCommands[rq.typ] {
+				c.ownUsed = true
+			}
+		}
+		c.pending[cl.id] = cl
+	})
+}
+
+// sendable waits, while ctx lasts, until rq can be sent, and returns the
+// connection to write on; enter, if set, runs under c.mu at that moment.
+func (c *Client) sendable(ctx context.Context, rq request, enter func()) (*link, error) {
+	for {
+		c.mu.Lock()
+		// Answers to the agent still go out while Close lets it finish.
+		if c.ended || (c.closed && !rq.reply) {
+			err := c.closedErr(rq.typ)
+			c.mu.Unlock()
+			return nil, err
+		}
+		l, err := c.sendableLocked(rq)
+		if err != nil {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("xcsh %s: %w", rq.typ, err)
+		}
+		if l != nil {
+			if enter != nil {
+				enter()
+			}
+			c.mu.Unlock()
+			return l, nil
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("xcsh %s: not sent: %w (%s)", rq.typ, context.Cause(ctx), c.waitingFor())
+		}
+	}
+}
+
+// serverCommands are the server's own commands (docs/server.md): they do
+// not open the connection's own session.
+var serverCommands = map[string]bool{
+	"get_sessions": true, "open_session": true, "attach": true, "detach": true, "close_session": true, "drain": true,
+}
+
+// linkFailed takes a failed write on l and reports whether the frame may
+// go on the next connection: the client reconnects. l, if still the
+// connection, is marked dead (nothing more is sent on it) and dropped, so
+// that its reader ends and the supervisor connects again.
+func (c *Client) linkFailed(l *link) bool {
+	c.mu.Lock()
+	again := c.dial != nil && !c.closed
+	current := c.link == l
+	if again && current {
+		l.dead = true
+	}
+	c.mu.Unlock()
+	if again && current && l.hard != nil {
+		l.hard()
+	}
+	return again
+}
+
+// sendableLocked is the connection rq may be sent on now (nil: not yet),
+// or why it never will be. (c.mu)
+func (c *Client) sendableLocked(rq request) (*link, error) {
+	if rq.on != nil {
+		if c.link != rq.on || rq.on.dead {
+			return nil, ErrDisconnected
+		}
+		return rq.on, nil
+	}
+	if c.link == nil || c.link.dead {
+		if rq.t != nil && rq.t.s != nil && rq.t.s.ended {
+			return nil, rq.t.s.err
+		}
+		return nil, nil
+	}
+	switch {
+	case rq.t == nil:
+	case rq.t.s != nil:
+		s := rq.t.s
+		if s.ended {
+			return nil, s.err
+		}
+		if s.on == nil || s.on != c.link {
+			return nil, nil
+		}
+	case c.ownLost:
+		return nil, ErrOwnSessionLost
+	}
+	return c.link, nil
+}
+
+// waitingFor says what an unsent request waited for.
+func (c *Client) waitingFor() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.link == nil {
+		return "reconnecting to " + c.addr
+	}
+	return "the session is being attached again"
 }
 
 // closedErr is the error of a request made after the end; c.mu is held.
@@ -285,6 +465,12 @@ func (c *Client) closedErr(typ string) error {
 		return fmt.Errorf("xcsh %s: %w", typ, c.endErr)
 	}
 	return fmt.Errorf("xcsh %s: %w", typ, ErrClosed)
+}
+
+// broadcastLocked wakes every request waiting to be sent. (c.mu)
+func (c *Client) broadcastLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 // forget drops a request nobody waits for any more; a response that comes
@@ -312,8 +498,9 @@ func commandError(typ string, f *frame) *CommandError {
 	return &CommandError{Command: cmd, Message: msg, Code: f.Code}
 }
 
-// encodeRequest builds one request line: the fields, then type and id.
-func encodeRequest(id, typ string, fields any) ([]byte, error) {
+// encodeRequest builds one request line: the fields, then sessionId (when
+// not empty), type and id.
+func encodeRequest(id, typ, sessionID string, fields any) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	if fields != nil {
@@ -331,6 +518,15 @@ func encodeRequest(id, typ string, fields any) ([]byte, error) {
 				buf.WriteByte(',')
 			}
 		}
+	}
+	if sessionID != "" {
+		s, err := marshal(sessionID)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString(`"sessionId":`)
+		buf.Write(s)
+		buf.WriteByte(',')
 	}
 	t, err := marshal(typ)
 	if err != nil {
@@ -356,19 +552,11 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// send writes a frame that expects no response (host tool and UI replies).
-func (c *Client) send(v any) error {
-	b, err := marshal(v)
-	if err != nil {
-		return err
-	}
-	return c.writeLine(append(b, '\n'))
-}
-
-func (c *Client) writeLine(line []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err := c.w.Write(line)
+// writeOn writes one frame on l, in one Write.
+func (c *Client) writeOn(l *link, line []byte) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	_, err := l.w.Write(line)
 	return err
 }
 
@@ -383,28 +571,30 @@ func stringOf(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
-// readLoop is the only reader of the agent's stdout. It decodes each frame
-// and routes it; it never waits for a caller or a subscriber.
-func (c *Client) readLoop() {
-	defer close(c.readDone)
-	br := bufio.NewReaderSize(c.r, 64<<10)
+// readLoop is the only reader of a connection. It decodes each frame and
+// routes it; it never waits for a caller or a subscriber.
+func (c *Client) readLoop(l *link) {
+	br := bufio.NewReaderSize(l.r, 64<<10)
+	var err error
 	for {
 		// ReadBytes, not a Scanner: a frame may be far larger than 64 KiB.
-		line, err := br.ReadBytes('\n')
+		line, rerr := br.ReadBytes('\n')
 		if len(line) > 0 {
-			c.route(line)
+			c.route(l, line)
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = ErrClosed
-			}
-			c.end(err)
-			return
+		if rerr != nil {
+			err = rerr
+			break
 		}
 	}
+	if errors.Is(err, io.EOF) {
+		err = ErrClosed
+	}
+	c.linkEnded(l, err)
+	close(l.readDone)
 }
 
-func (c *Client) route(line []byte) {
+func (c *Client) route(l *link, line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
@@ -415,33 +605,43 @@ func (c *Client) route(line []byte) {
 		c.publish(Event{Raw: json.RawMessage(append([]byte(nil), line...))})
 		return
 	}
-	if f.Type == "response" && c.resolve(&f) {
+	if f.Type == "response" && c.resolve(l, &f) {
 		return
+	}
+	if f.SessionID != "" {
+		c.mu.Lock()
+		s := c.sessions[f.SessionID]
+		c.mu.Unlock()
+		if s != nil {
+			s.route(l, &f, line)
+			return
+		}
 	}
 	// Published before acting on it, so whoever the frame unblocks (Start
 	// waiting for ready, a settled prompt) and then subscribes does not
 	// see it as a new event.
-	c.publish(Event{Type: f.Type, Raw: json.RawMessage(line)})
+	c.publish(Event{Type: f.Type, SessionID: f.SessionID, Seq: f.Seq, Raw: json.RawMessage(line)})
+	if f.SessionID != "" {
+		return // of a session this client no longer has
+	}
 	switch f.Type {
 	case "ready":
 		c.mu.Lock()
+		_ = json.Unmarshal(line, &struct {
+			Version *string `json:"version"`
+		}{&c.version})
 		select {
 		case <-c.ready:
 		default:
-			_ = json.Unmarshal(line, &struct {
-				Version *string `json:"version"`
-			}{&c.version})
 			close(c.ready)
 		}
 		c.mu.Unlock()
 	case "agent_start", "agent_end":
-		c.settlePrompts()
-	case "host_tool_call":
-		c.hostToolCall(line)
-	case "host_tool_cancel":
-		c.hostToolCancel(line)
-	case "extension_ui_request":
-		c.uiRequest(line)
+		c.mu.Lock()
+		c.settleLocked("")
+		c.mu.Unlock()
+	default:
+		c.target.hostRequest(f.Type, line)
 	}
 }
 
@@ -451,17 +651,33 @@ func (c *Client) route(line []byte) {
 // prompt it is the late failure. The id-less frames cannot name their
 // request, so they are matched by rule, which keeps a caller from waiting
 // out its timeout: "Unknown command: <type>" goes to the oldest request of
-// that type still waiting for its first response; a "parse" frame to the
-// oldest request waiting for its first response, preferring one that is
-// not of a command answered out of order (abort, abort_and_prompt, bash),
-// since the agent answers those when their work ends.
-func (c *Client) resolve(f *frame) bool {
+// that type (and session) still waiting for its first response; a "parse"
+// frame to the oldest request waiting for its first response, preferring
+// one that is not of a command answered out of order (abort,
+// abort_and_prompt, bash), since the agent answers those when their work
+// ends.
+func (c *Client) resolve(l *link, f *frame) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	cl, consumed := c.matchLocked(f)
+	c.mu.Unlock()
+	if cl == nil {
+		return consumed
+	}
+	if cl.onAnswer != nil && f.Success != nil && *f.Success {
+		cl.onAnswer(l, f)
+	}
+	cl.resp <- result{f: f}
+	return true
+}
+
+// matchLocked finds (and retires, or marks acknowledged) the request f
+// answers; nil when none. A prompt's late failure is delivered here
+// (consumed). (c.mu)
+func (c *Client) matchLocked(f *frame) (cl *call, consumed bool) {
 	if id, ok := stringOf(f.ID); ok {
 		cl := c.pending[id]
 		if cl == nil {
-			return false
+			return nil, false
 		}
 		if cl.acked {
 			delete(c.pending, id)
@@ -469,7 +685,7 @@ func (c *Client) resolve(f *frame) bool {
 				cl.late <- commandError(cl.typ, f)
 			}
 			close(cl.late)
-			return true
+			return nil, true
 		}
 		if cl.prompt && f.Success != nil && *f.Success {
 			cl.acked = true
@@ -479,22 +695,21 @@ func (c *Client) resolve(f *frame) bool {
 				close(cl.late)
 			}
 		}
-		cl.resp <- result{f: f}
-		return true
+		return cl, false
 	}
 	if len(f.ID) > 0 || (f.Success != nil && *f.Success) {
-		return false
+		return nil, false
 	}
 	cmd, ok := stringOf(f.Command)
 	if !ok {
-		return false
+		return nil, false
 	}
 	var best *call
 	switch {
 	case cmd == "parse":
 		var bestWaiting *call
 		for _, cl := range c.pending {
-			if cl.acked {
+			if cl.acked || cl.session != f.SessionID {
 				continue
 			}
 			if answersLate(cl.typ) {
@@ -510,20 +725,19 @@ func (c *Client) resolve(f *frame) bool {
 		}
 	case strings.HasPrefix(f.Error, "Unknown command: "):
 		for _, cl := range c.pending {
-			if !cl.acked && cl.typ == cmd && (best == nil || cl.seq < best.seq) {
+			if !cl.acked && cl.typ == cmd && cl.session == f.SessionID && (best == nil || cl.seq < best.seq) {
 				best = cl
 			}
 		}
 	}
 	if best == nil {
-		return false
+		return nil, false
 	}
 	delete(c.pending, best.id)
 	if best.late != nil {
 		close(best.late)
 	}
-	best.resp <- result{f: f}
-	return true
+	return best, false
 }
 
 // answersLate names the commands the agent answers when their work ends,
@@ -536,24 +750,72 @@ func answersLate(typ string) bool {
 	return false
 }
 
-// settlePrompts closes the late channel of every acknowledged prompt: once
-// a run starts or ends after the acknowledgement, the prompt has started or
-// been queued, and a failure to start can no longer come (the agent writes
-// it right after the acknowledgement).
-func (c *Client) settlePrompts() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// settleLocked closes the late channel of every acknowledged prompt of a
+// session ("" the own one): once a run starts or ends after the
+// acknowledgement, the prompt has started or been queued, and a failure
+// to start can no longer come (the agent writes it right after the
+// acknowledgement). (c.mu)
+func (c *Client) settleLocked(session string) {
 	for id, cl := range c.pending {
-		if cl.acked {
+		if cl.acked && cl.session == session {
 			delete(c.pending, id)
 			close(cl.late)
 		}
 	}
 }
 
-// end runs once the stream is over (EOF, read error, or Close): pending
-// requests fail, prompts settle, handlers are cancelled and subscriptions
-// drain and close.
+// linkEnded runs on l's reader when l has ended: a client that can
+// reconnect fails the requests l carried and has the supervisor connect
+// again; any other ends.
+func (c *Client) linkEnded(l *link, cause error) {
+	c.mu.Lock()
+	if c.dial == nil || c.closed || c.ended || c.link != l {
+		c.mu.Unlock()
+		c.end(cause)
+		return
+	}
+	c.link = nil
+	l.dead = true
+	pending := c.pending
+	c.pending = map[string]*call{}
+	if c.ownUsed {
+		c.ownLost = true
+	}
+	own := c.target.cancelsLocked()
+	for _, s := range c.sessions {
+		s.on = nil
+	}
+	c.broadcastLocked()
+	c.mu.Unlock()
+	// Closed for good: a write blocked on it returns, and its socket is
+	// released.
+	if l.hard != nil {
+		l.hard()
+	}
+	failCalls(pending, fmt.Errorf("%w: %v", ErrDisconnected, cause))
+	for _, cancel := range own {
+		cancel(ErrDisconnected)
+	}
+	c.poke()
+}
+
+// failCalls fails requests that will get no answer.
+func failCalls(calls map[string]*call, cause error) {
+	for _, cl := range calls {
+		if cl.acked {
+			close(cl.late)
+			continue
+		}
+		if cl.late != nil {
+			close(cl.late)
+		}
+		cl.resp <- result{err: fmt.Errorf("xcsh %s: %w", cl.typ, cause)}
+	}
+}
+
+// end runs once the client is over (EOF, a read error, reconnection given
+// up, or Close): pending requests fail, prompts settle, sessions end,
+// handlers are cancelled and subscriptions drain and close.
 func (c *Client) end(cause error) {
 	c.endOnce.Do(func() { c.endNow(cause) })
 }
@@ -572,16 +834,15 @@ func (c *Client) endNow(cause error) {
 	for s := range c.subs {
 		subs = append(subs, s)
 	}
+	sessions := make([]*Session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		sessions = append(sessions, s)
+	}
+	c.broadcastLocked()
 	c.mu.Unlock()
-	for _, cl := range pending {
-		if cl.acked {
-			close(cl.late)
-			continue
-		}
-		if cl.late != nil {
-			close(cl.late)
-		}
-		cl.resp <- result{err: fmt.Errorf("xcsh %s: %w", cl.typ, cause)}
+	failCalls(pending, cause)
+	for _, s := range sessions {
+		s.end(cause)
 	}
 	c.cancelRoot()
 	for _, s := range subs {

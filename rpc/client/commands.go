@@ -2,7 +2,66 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 )
+
+// target is the command surface of one session: the connection's own
+// (the commands without a sessionId, as --mode rpc has them) or a session
+// by id (every command with its sessionId). Client and Session embed it,
+// so both have every typed command; each has its own host tool and
+// dialog handlers.
+type target struct {
+	c *Client
+	s *Session // nil for the connection's own session
+
+	// Guarded by c.mu.
+	tools     map[string]HostTool // nil: never registered (a session by id then leaves calls to the client that did)
+	toolCalls map[string]context.CancelCauseFunc
+	ui        UIHandler
+	uiCalls   map[string]context.CancelCauseFunc
+}
+
+func newTarget(c *Client, s *Session) target {
+	return target{c: c, s: s, toolCalls: map[string]context.CancelCauseFunc{}, uiCalls: map[string]context.CancelCauseFunc{}}
+}
+
+// Call sends a command of any type with the fields of fields (a struct or
+// map that encodes as a JSON object, or nil) and returns its data: nil when
+// the response has none, "null" when it is null. On a Session the command
+// carries its sessionId. A failure is a *CommandError, also when the agent
+// answers without an id: an "Unknown command" frame or a "parse" frame is
+// matched to a waiting request by rule (see Client.resolve), so the caller
+// does not wait out its timeout. The id and type are written after the
+// fields, so a field named "id" or "type" cannot replace them (the agent
+// reads a repeated key's last value).
+func (t *target) Call(ctx context.Context, typ string, fields any) (json.RawMessage, error) {
+	f, _, err := t.c.do(ctx, request{typ: typ, fields: fields, t: t})
+	if err != nil {
+		return nil, err
+	}
+	return f.Data, nil
+}
+
+// call sends a typed command and decodes its data into out (when out is
+// non-nil and data is present).
+func (t *target) call(ctx context.Context, typ string, fields any, out any) error {
+	f, _, err := t.c.do(ctx, request{typ: typ, fields: fields, t: t})
+	if err != nil {
+		return err
+	}
+	return decodeData(typ, f, out)
+}
+
+func decodeData(typ string, f *frame, out any) error {
+	if out == nil || len(f.Data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(f.Data, out); err != nil {
+		return fmt.Errorf("xcsh %s: decoding data: %w", typ, err)
+	}
+	return nil
+}
 
 // Timing (docs/rpc.md): most commands are answered at once. These wait for
 // their work and may take long; give them a ctx with a longer deadline
@@ -78,8 +137,8 @@ func (h *PromptHandle) Err(ctx context.Context) error {
 	}
 }
 
-func (c *Client) prompt(ctx context.Context, typ string, f messageFields) (*PromptHandle, error) {
-	_, cl, err := c.do(ctx, typ, f, true)
+func (t *target) prompt(ctx context.Context, typ string, f messageFields) (*PromptHandle, error) {
+	_, cl, err := t.c.do(ctx, request{typ: typ, fields: f, t: t, prompt: true})
 	if err != nil {
 		return nil, err
 	}
@@ -90,34 +149,34 @@ func (c *Client) prompt(ctx context.Context, typ string, f messageFields) (*Prom
 // observed through events (Subscribe before calling Prompt) and a failure
 // to start through the handle. An acknowledgement that is a failure (bad
 // fields) is returned as the error.
-func (c *Client) Prompt(ctx context.Context, message string, opts PromptOptions) (*PromptHandle, error) {
-	return c.prompt(ctx, "prompt", messageFields{message, wireImages(opts.Images), opts.StreamingBehavior})
+func (t *target) Prompt(ctx context.Context, message string, opts PromptOptions) (*PromptHandle, error) {
+	return t.prompt(ctx, "prompt", messageFields{message, wireImages(opts.Images), opts.StreamingBehavior})
 }
 
 // AbortAndPrompt aborts the run and, once it has wound down, starts a
 // prompt; it returns after the abort, with the prompt's handle.
-func (c *Client) AbortAndPrompt(ctx context.Context, message string, images ...Image) (*PromptHandle, error) {
-	return c.prompt(ctx, "abort_and_prompt", messageFields{Message: message, Images: wireImages(images)})
+func (t *target) AbortAndPrompt(ctx context.Context, message string, images ...Image) (*PromptHandle, error) {
+	return t.prompt(ctx, "abort_and_prompt", messageFields{Message: message, Images: wireImages(images)})
 }
 
 // Steer queues a message for the next turn boundary (also when idle).
-func (c *Client) Steer(ctx context.Context, message string, images ...Image) error {
-	return c.call(ctx, "steer", messageFields{Message: message, Images: wireImages(images)}, nil)
+func (t *target) Steer(ctx context.Context, message string, images ...Image) error {
+	return t.call(ctx, "steer", messageFields{Message: message, Images: wireImages(images)}, nil)
 }
 
 // FollowUp queues a message for when the run would stop (also when idle).
-func (c *Client) FollowUp(ctx context.Context, message string, images ...Image) error {
-	return c.call(ctx, "follow_up", messageFields{Message: message, Images: wireImages(images)}, nil)
+func (t *target) FollowUp(ctx context.Context, message string, images ...Image) error {
+	return t.call(ctx, "follow_up", messageFields{Message: message, Images: wireImages(images)}, nil)
 }
 
 // Abort cancels the run and returns after its closing events (at once when
 // idle). Queued messages are kept.
-func (c *Client) Abort(ctx context.Context) error { return c.call(ctx, "abort", nil, nil) }
+func (t *target) Abort(ctx context.Context) error { return t.call(ctx, "abort", nil, nil) }
 
 // GetState returns the session's state.
-func (c *Client) GetState(ctx context.Context) (*State, error) {
+func (t *target) GetState(ctx context.Context) (*State, error) {
 	var s State
-	if err := c.call(ctx, "get_state", nil, &s); err != nil {
+	if err := t.call(ctx, "get_state", nil, &s); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -125,21 +184,21 @@ func (c *Client) GetState(ctx context.Context) (*State, error) {
 
 // GetMessages returns the context: every message, the one being streamed
 // included.
-func (c *Client) GetMessages(ctx context.Context) ([]Message, error) {
+func (t *target) GetMessages(ctx context.Context) ([]Message, error) {
 	var out struct {
 		Messages []Message `json:"messages"`
 	}
-	err := c.call(ctx, "get_messages", nil, &out)
+	err := t.call(ctx, "get_messages", nil, &out)
 	return out.Messages, err
 }
 
 // GetLastAssistantText returns the trimmed text of the last assistant
 // message; ok is false when there is none.
-func (c *Client) GetLastAssistantText(ctx context.Context) (text string, ok bool, err error) {
+func (t *target) GetLastAssistantText(ctx context.Context) (text string, ok bool, err error) {
 	var out struct {
 		Text *string `json:"text"`
 	}
-	if err := c.call(ctx, "get_last_assistant_text", nil, &out); err != nil {
+	if err := t.call(ctx, "get_last_assistant_text", nil, &out); err != nil {
 		return "", false, err
 	}
 	if out.Text == nil {
@@ -149,8 +208,8 @@ func (c *Client) GetLastAssistantText(ctx context.Context) (text string, ok bool
 }
 
 // SetSessionName names the session (cleaned by the agent; empty fails).
-func (c *Client) SetSessionName(ctx context.Context, name string) error {
-	return c.call(ctx, "set_session_name", struct {
+func (t *target) SetSessionName(ctx context.Context, name string) error {
+	return t.call(ctx, "set_session_name", struct {
 		Name string `json:"name"`
 	}{name}, nil)
 }
@@ -160,25 +219,25 @@ type modeFields struct {
 }
 
 // SetSteeringMode sets how queued steering is delivered: "all" or "one-at-a-time".
-func (c *Client) SetSteeringMode(ctx context.Context, mode string) error {
-	return c.call(ctx, "set_steering_mode", modeFields{mode}, nil)
+func (t *target) SetSteeringMode(ctx context.Context, mode string) error {
+	return t.call(ctx, "set_steering_mode", modeFields{mode}, nil)
 }
 
 // SetFollowUpMode sets how queued follow-ups are delivered: "all" or "one-at-a-time".
-func (c *Client) SetFollowUpMode(ctx context.Context, mode string) error {
-	return c.call(ctx, "set_follow_up_mode", modeFields{mode}, nil)
+func (t *target) SetFollowUpMode(ctx context.Context, mode string) error {
+	return t.call(ctx, "set_follow_up_mode", modeFields{mode}, nil)
 }
 
 // SetInterruptMode sets when steering interrupts: "immediate" or "wait".
-func (c *Client) SetInterruptMode(ctx context.Context, mode string) error {
-	return c.call(ctx, "set_interrupt_mode", modeFields{mode}, nil)
+func (t *target) SetInterruptMode(ctx context.Context, mode string) error {
+	return t.call(ctx, "set_interrupt_mode", modeFields{mode}, nil)
 }
 
 // Bash runs a command in the session's directory and returns when it ends
 // (see the timing note above); its output joins the next model call.
-func (c *Client) Bash(ctx context.Context, command string) (*BashResult, error) {
+func (t *target) Bash(ctx context.Context, command string) (*BashResult, error) {
 	var r BashResult
-	if err := c.call(ctx, "bash", struct {
+	if err := t.call(ctx, "bash", struct {
 		Command string `json:"command"`
 	}{command}, &r); err != nil {
 		return nil, err
@@ -187,12 +246,12 @@ func (c *Client) Bash(ctx context.Context, command string) (*BashResult, error) 
 }
 
 // AbortBash kills running bash commands; their Bash calls return cancelled.
-func (c *Client) AbortBash(ctx context.Context) error { return c.call(ctx, "abort_bash", nil, nil) }
+func (t *target) AbortBash(ctx context.Context) error { return t.call(ctx, "abort_bash", nil, nil) }
 
 // SetModel selects a model from the next model call on.
-func (c *Client) SetModel(ctx context.Context, provider, modelID string) (*Model, error) {
+func (t *target) SetModel(ctx context.Context, provider, modelID string) (*Model, error) {
 	var m Model
-	if err := c.call(ctx, "set_model", struct {
+	if err := t.call(ctx, "set_model", struct {
 		Provider string `json:"provider"`
 		ModelID  string `json:"modelId"`
 	}{provider, modelID}, &m); err != nil {
@@ -202,38 +261,38 @@ func (c *Client) SetModel(ctx context.Context, provider, modelID string) (*Model
 }
 
 // CycleModel selects the next model; nil when there are fewer than two.
-func (c *Client) CycleModel(ctx context.Context) (*CycleModelResult, error) {
+func (t *target) CycleModel(ctx context.Context) (*CycleModelResult, error) {
 	var r *CycleModelResult
-	if err := c.call(ctx, "cycle_model", nil, &r); err != nil {
+	if err := t.call(ctx, "cycle_model", nil, &r); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
 // GetAvailableModels lists the models usable now.
-func (c *Client) GetAvailableModels(ctx context.Context) ([]Model, error) {
+func (t *target) GetAvailableModels(ctx context.Context) ([]Model, error) {
 	var out struct {
 		Models []Model `json:"models"`
 	}
-	err := c.call(ctx, "get_available_models", nil, &out)
+	err := t.call(ctx, "get_available_models", nil, &out)
 	return out.Models, err
 }
 
 // SetThinkingLevel sets the thinking level (clamped by the agent; "inherit"
 // unsets it). It never fails on the value.
-func (c *Client) SetThinkingLevel(ctx context.Context, level string) error {
-	return c.call(ctx, "set_thinking_level", struct {
+func (t *target) SetThinkingLevel(ctx context.Context, level string) error {
+	return t.call(ctx, "set_thinking_level", struct {
 		Level string `json:"level"`
 	}{level}, nil)
 }
 
 // CycleThinkingLevel moves to the next thinking level and returns it; ""
 // for a model without reasoning.
-func (c *Client) CycleThinkingLevel(ctx context.Context) (string, error) {
+func (t *target) CycleThinkingLevel(ctx context.Context) (string, error) {
 	var out *struct {
 		Level string `json:"level"`
 	}
-	if err := c.call(ctx, "cycle_thinking_level", nil, &out); err != nil || out == nil {
+	if err := t.call(ctx, "cycle_thinking_level", nil, &out); err != nil || out == nil {
 		return "", err
 	}
 	return out.Level, nil
@@ -241,42 +300,42 @@ func (c *Client) CycleThinkingLevel(ctx context.Context) (string, error) {
 
 // SetAutoRetry turns automatic retry of transient failures on or off for
 // this session.
-func (c *Client) SetAutoRetry(ctx context.Context, enabled bool) error {
-	return c.call(ctx, "set_auto_retry", struct {
+func (t *target) SetAutoRetry(ctx context.Context, enabled bool) error {
+	return t.call(ctx, "set_auto_retry", struct {
 		Enabled bool `json:"enabled"`
 	}{enabled}, nil)
 }
 
 // AbortRetry ends a retry wait; it returns after auto_retry_end (at once
 // when none waits).
-func (c *Client) AbortRetry(ctx context.Context) error { return c.call(ctx, "abort_retry", nil, nil) }
+func (t *target) AbortRetry(ctx context.Context) error { return t.call(ctx, "abort_retry", nil, nil) }
 
 // GetSessionStats returns message, token and cost counts over the context.
-func (c *Client) GetSessionStats(ctx context.Context) (*SessionStats, error) {
+func (t *target) GetSessionStats(ctx context.Context) (*SessionStats, error) {
 	var s SessionStats
-	if err := c.call(ctx, "get_session_stats", nil, &s); err != nil {
+	if err := t.call(ctx, "get_session_stats", nil, &s); err != nil {
 		return nil, err
 	}
 	return &s, nil
 }
 
-func (c *Client) branchMessages(ctx context.Context, typ string) ([]BranchMessage, error) {
+func (t *target) branchMessages(ctx context.Context, typ string) ([]BranchMessage, error) {
 	var out struct {
 		Messages []BranchMessage `json:"messages"`
 	}
-	err := c.call(ctx, typ, nil, &out)
+	err := t.call(ctx, typ, nil, &out)
 	return out.Messages, err
 }
 
 // GetBranchMessages lists every user message of the session file, all
 // branches, in file order.
-func (c *Client) GetBranchMessages(ctx context.Context) ([]BranchMessage, error) {
-	return c.branchMessages(ctx, "get_branch_messages")
+func (t *target) GetBranchMessages(ctx context.Context) ([]BranchMessage, error) {
+	return t.branchMessages(ctx, "get_branch_messages")
 }
 
 // GetForkMessages lists the user messages of the current branch, oldest first (pi).
-func (c *Client) GetForkMessages(ctx context.Context) ([]BranchMessage, error) {
-	return c.branchMessages(ctx, "get_fork_messages")
+func (t *target) GetForkMessages(ctx context.Context) ([]BranchMessage, error) {
+	return t.branchMessages(ctx, "get_fork_messages")
 }
 
 type cancelledData struct {
@@ -286,9 +345,9 @@ type cancelledData struct {
 // NewSession starts a new session (aborting any run first); parentSession
 // is recorded in its header when not empty. cancelled is true when an
 // extension vetoed the switch.
-func (c *Client) NewSession(ctx context.Context, parentSession string) (cancelled bool, err error) {
+func (t *target) NewSession(ctx context.Context, parentSession string) (cancelled bool, err error) {
 	var out cancelledData
-	err = c.call(ctx, "new_session", struct {
+	err = t.call(ctx, "new_session", struct {
 		ParentSession string `json:"parentSession,omitempty"`
 	}{parentSession}, &out)
 	return out.Cancelled, err
@@ -296,17 +355,17 @@ func (c *Client) NewSession(ctx context.Context, parentSession string) (cancelle
 
 // SwitchSession makes the session file at path (relative to the agent's
 // directory) the session.
-func (c *Client) SwitchSession(ctx context.Context, path string) (cancelled bool, err error) {
+func (t *target) SwitchSession(ctx context.Context, path string) (cancelled bool, err error) {
 	var out cancelledData
-	err = c.call(ctx, "switch_session", struct {
+	err = t.call(ctx, "switch_session", struct {
 		SessionPath string `json:"sessionPath"`
 	}{path}, &out)
 	return out.Cancelled, err
 }
 
-func (c *Client) branch(ctx context.Context, typ, entryID string) (*BranchResult, error) {
+func (t *target) branch(ctx context.Context, typ, entryID string) (*BranchResult, error) {
 	var r BranchResult
-	if err := c.call(ctx, typ, struct {
+	if err := t.call(ctx, typ, struct {
 		EntryID string `json:"entryId"`
 	}{entryID}, &r); err != nil {
 		return nil, err
@@ -316,30 +375,30 @@ func (c *Client) branch(ctx context.Context, typ, entryID string) (*BranchResult
 
 // Branch starts a new session file from before the user message entryID
 // and returns that message's text.
-func (c *Client) Branch(ctx context.Context, entryID string) (*BranchResult, error) {
-	return c.branch(ctx, "branch", entryID)
+func (t *target) Branch(ctx context.Context, entryID string) (*BranchResult, error) {
+	return t.branch(ctx, "branch", entryID)
 }
 
 // Fork is pi's Branch.
-func (c *Client) Fork(ctx context.Context, entryID string) (*BranchResult, error) {
-	return c.branch(ctx, "fork", entryID)
+func (t *target) Fork(ctx context.Context, entryID string) (*BranchResult, error) {
+	return t.branch(ctx, "fork", entryID)
 }
 
 // Clone copies the current branch into a new session file, which becomes
 // current (pi).
-func (c *Client) Clone(ctx context.Context) (cancelled bool, err error) {
+func (t *target) Clone(ctx context.Context) (cancelled bool, err error) {
 	var out cancelledData
-	err = c.call(ctx, "clone", nil, &out)
+	err = t.call(ctx, "clone", nil, &out)
 	return out.Cancelled, err
 }
 
 // ExportHTML writes the session as one HTML page and returns its path;
 // outputPath "" takes the agent's default.
-func (c *Client) ExportHTML(ctx context.Context, outputPath string) (string, error) {
+func (t *target) ExportHTML(ctx context.Context, outputPath string) (string, error) {
 	var out struct {
 		Path string `json:"path"`
 	}
-	err := c.call(ctx, "export_html", struct {
+	err := t.call(ctx, "export_html", struct {
 		OutputPath string `json:"outputPath,omitempty"`
 	}{outputPath}, &out)
 	return out.Path, err
@@ -347,9 +406,9 @@ func (c *Client) ExportHTML(ctx context.Context, outputPath string) (string, err
 
 // GetMessagesPage reads the context a page at a time (omp). While a run is
 // going on it fails with Code "session_busy".
-func (c *Client) GetMessagesPage(ctx context.Context, opts PageOptions) (*MessagesPage, error) {
+func (t *target) GetMessagesPage(ctx context.Context, opts PageOptions) (*MessagesPage, error) {
 	var p MessagesPage
-	if err := c.call(ctx, "get_messages_page", struct {
+	if err := t.call(ctx, "get_messages_page", struct {
 		Limit  int    `json:"limit,omitempty"`
 		Cursor string `json:"cursor,omitempty"`
 		Order  string `json:"order,omitempty"`
@@ -359,30 +418,30 @@ func (c *Client) GetMessagesPage(ctx context.Context, opts PageOptions) (*Messag
 	return &p, nil
 }
 
-func (c *Client) commands(ctx context.Context, typ string) ([]Command, error) {
+func (t *target) commands(ctx context.Context, typ string) ([]Command, error) {
 	var out struct {
 		Commands []Command `json:"commands"`
 	}
-	err := c.call(ctx, typ, nil, &out)
+	err := t.call(ctx, typ, nil, &out)
 	return out.Commands, err
 }
 
 // GetCommands lists the slash commands, templates and skills (pi).
-func (c *Client) GetCommands(ctx context.Context) ([]Command, error) {
-	return c.commands(ctx, "get_commands")
+func (t *target) GetCommands(ctx context.Context) ([]Command, error) {
+	return t.commands(ctx, "get_commands")
 }
 
 // GetAvailableCommands is omp's GetCommands.
-func (c *Client) GetAvailableCommands(ctx context.Context) ([]Command, error) {
-	return c.commands(ctx, "get_available_commands")
+func (t *target) GetAvailableCommands(ctx context.Context) ([]Command, error) {
+	return t.commands(ctx, "get_available_commands")
 }
 
 // Compact summarises the context with the current model; the answer
 // comes when the summary is in place (an abort cancels it: "Compaction
 // cancelled"). Give ctx a bound that leaves the model time to write.
-func (c *Client) Compact(ctx context.Context, customInstructions string) (*CompactionResult, error) {
+func (t *target) Compact(ctx context.Context, customInstructions string) (*CompactionResult, error) {
 	var out CompactionResult
-	err := c.call(ctx, "compact", struct {
+	err := t.call(ctx, "compact", struct {
 		CustomInstructions string `json:"customInstructions,omitempty"`
 	}{customInstructions}, &out)
 	if err != nil {
@@ -393,22 +452,22 @@ func (c *Client) Compact(ctx context.Context, customInstructions string) (*Compa
 
 // SetTodos replaces the todo list and returns it as stored (ids, content,
 // status and notes; details are dropped).
-func (c *Client) SetTodos(ctx context.Context, phases []TodoPhase) ([]TodoPhase, error) {
+func (t *target) SetTodos(ctx context.Context, phases []TodoPhase) ([]TodoPhase, error) {
 	if phases == nil {
 		phases = []TodoPhase{}
 	}
 	var out struct {
 		TodoPhases []TodoPhase `json:"todoPhases"`
 	}
-	err := c.call(ctx, "set_todos", struct {
+	err := t.call(ctx, "set_todos", struct {
 		Phases []TodoPhase `json:"phases"`
 	}{phases}, &out)
 	return out.TodoPhases, err
 }
 
 // SetAutoCompaction turns automatic compaction on or off for the session.
-func (c *Client) SetAutoCompaction(ctx context.Context, enabled bool) error {
-	return c.call(ctx, "set_auto_compaction", struct {
+func (t *target) SetAutoCompaction(ctx context.Context, enabled bool) error {
+	return t.call(ctx, "set_auto_compaction", struct {
 		Enabled bool `json:"enabled"`
 	}{enabled}, nil)
 }

@@ -9,6 +9,25 @@ import (
 // (Close, or the agent's stdout reached EOF) and requests made after it.
 var ErrClosed = errors.New("xcsh client: connection closed")
 
+// ErrDisconnected fails the requests that were waiting for an answer when
+// a Dial client's connection dropped: each may or may not have been
+// carried out. The client connects again meanwhile; later requests wait
+// for it.
+var ErrDisconnected = errors.New("xcsh client: the connection dropped")
+
+// ErrOwnSessionLost fails the commands to a Dial client's own session
+// (the methods of Client) after its connection dropped: that session was
+// the connection's, as --mode rpc's is its process's. Sessions by id
+// (OpenSession, Attach) survive a reconnection.
+var ErrOwnSessionLost = errors.New("xcsh client: the connection's own session was lost with its connection (sessions by id, from OpenSession or Attach, survive a reconnection)")
+
+// ErrSessionClosed ends a Session whose session was closed (close_session,
+// by this client or another) or could not be attached again.
+var ErrSessionClosed = errors.New("xcsh client: session closed")
+
+// ErrDetached ends a Session after Detach.
+var ErrDetached = errors.New("xcsh client: detached from the session")
+
 // ErrNotReady is returned by Start when the agent exits or the bound passes
 // before its ready frame.
 var ErrNotReady = errors.New("xcsh client: agent not ready")

@@ -13,9 +13,34 @@ import (
 // timeout, an id-less failure that matched no request). Raw is the whole
 // frame. A line that is not JSON (never written by xcsh) is delivered with
 // Type "" and the line as Raw.
+//
+// An event of a session by id (Session.Subscribe) carries its SessionID
+// and its number in the session, Seq (1, 2, 3, …: the same for every
+// client of the session). One event is the client's own, not a frame:
+// Type EventCursorTooOld, with CursorTooOld set (see Session.Subscribe).
 type Event struct {
-	Type string
-	Raw  json.RawMessage
+	Type      string
+	SessionID string
+	Seq       uint64
+	Raw       json.RawMessage
+	// CursorTooOld is set on the EventCursorTooOld notice only.
+	CursorTooOld *CursorTooOld
+}
+
+// EventCursorTooOld is the Type of the notice a Session's subscribers get
+// when the server no longer had the events after the session's cursor
+// (its log moved on, or it restarted): the events in between are lost,
+// and the notice carries the session's messages instead. Its Raw is the
+// attach answer's data.
+const EventCursorTooOld = "cursor_too_old"
+
+// CursorTooOld is the notice of EventCursorTooOld: the session's messages
+// as of event Seq of the server run Epoch; the events that follow are
+// numbered from Seq+1.
+type CursorTooOld struct {
+	Epoch    string
+	Seq      uint64
+	Messages []Message
 }
 
 // Decode decodes the whole frame into v.
@@ -66,9 +91,11 @@ func (e Event) Field(key string, v any) bool {
 }
 
 // Subscribe delivers every Event from now on to the returned channel, in
-// the order the agent wrote them, until cancel is called or the connection
+// the order the agent wrote them, until cancel is called or the client
 // ends (the channel is then closed after the queued events have been
-// received; Close discards what is still queued).
+// received; Close discards what is still queued). These are the frames of
+// the connection's own session and of the connection; the frames of a
+// session by id go to its Session's subscribers.
 //
 // Policy: the reader never blocks on a subscriber and never drops an
 // event. Each subscription has its own unbounded queue, fed by the reader
@@ -76,17 +103,36 @@ func (e Event) Field(key string, v any) bool {
 // goroutine. A subscriber that stops reading without cancelling therefore
 // costs memory, not other subscribers' events nor responses.
 func (c *Client) Subscribe(buffer int) (<-chan Event, func()) {
+	return c.subscribe(nil, buffer, false)
+}
+
+// subscribe registers a subscription to the events of sess (nil: the
+// client's own). takeHeld: it is a Session's Subscribe, which takes the
+// events held since the attach.
+func (c *Client) subscribe(sess *Session, buffer int, takeHeld bool) (<-chan Event, func()) {
 	if buffer < 0 {
 		buffer = 0
 	}
 	s := &subscription{
+		sess:   sess,
 		out:    make(chan Event, buffer),
 		notify: make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 		exited: make(chan struct{}),
 	}
+	s.drained = func() {
+		c.mu.Lock()
+		delete(c.subs, s)
+		c.mu.Unlock()
+	}
 	c.mu.Lock()
 	ended := c.ended
+	if sess != nil {
+		if takeHeld && sess.holding {
+			s.queue, sess.held, sess.holding = sess.held, nil, false
+		}
+		ended = ended || sess.ended
+	}
 	if !ended {
 		c.subs[s] = struct{}{}
 	}
@@ -104,12 +150,32 @@ func (c *Client) Subscribe(buffer int) (<-chan Event, func()) {
 	return s.out, cancel
 }
 
-// publish appends ev to every subscriber's queue; it never blocks.
+// publish appends ev to the queue of every subscriber of the client's own
+// events; it never blocks.
 func (c *Client) publish(ev Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.publishLocked(nil, ev)
+}
+
+// publishLocked appends ev to the queue of every subscriber of sess (nil:
+// the client's own). (c.mu)
+func (c *Client) publishLocked(sess *Session, ev Event) {
 	for s := range c.subs {
-		s.push(ev)
+		if s.sess == sess {
+			s.push(ev)
+		}
+	}
+}
+
+// finishLocked ends the subscriptions of sess: each closes once its queue
+// is empty, and then leaves c.subs (until then Close halts one nobody
+// drains). (c.mu)
+func (c *Client) finishLocked(sess *Session) {
+	for s := range c.subs {
+		if s.sess == sess {
+			s.finish()
+		}
 	}
 }
 
@@ -125,10 +191,13 @@ func (c *Client) haltAll() {
 }
 
 type subscription struct {
-	out    chan Event
-	notify chan struct{} // capacity 1: "the queue changed"
-	stop   chan struct{} // closed by halt
-	exited chan struct{} // closed when pump returns
+	sess *Session // whose events; nil for the client's own
+	// drained unregisters it once its queue is empty after finish.
+	drained func()
+	out     chan Event
+	notify  chan struct{} // capacity 1: "the queue changed"
+	stop    chan struct{} // closed by halt
+	exited  chan struct{} // closed when pump returns
 
 	mu       sync.Mutex // guards queue and finished
 	queue    []Event
@@ -174,6 +243,9 @@ func (s *subscription) pump() {
 			finished := s.finished
 			s.mu.Unlock()
 			if finished {
+				if s.drained != nil {
+					s.drained()
+				}
 				return
 			}
 			select {
@@ -199,7 +271,7 @@ func (s *subscription) pump() {
 // events are seen from this call on, so call it before the command that
 // causes the event. match runs in Wait, on the caller's goroutine.
 func (c *Client) Watch(match func(Event) bool) *Watch {
-	ch, cancel := c.Subscribe(16)
+	ch, cancel := c.subscribe(nil, 16, false)
 	return &Watch{ch: ch, cancel: cancel, match: match}
 }
 

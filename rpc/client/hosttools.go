@@ -88,18 +88,24 @@ func (r Result) wire() wireResult {
 // errHostCancel is the cause of a handler's ctx when the agent withdrew the call.
 var errHostCancel = errors.New("xcsh client: host tool call cancelled by the agent")
 
+// errResolved is the cause of a handler's ctx when another client of the
+// session answered its request first.
+var errResolved = errors.New("xcsh client: another client answered the request first")
+
 // SetHostTools sends set_host_tools with bare definitions and returns the
 // registered names. It leaves the client's handlers alone: a call of a tool
 // without a handler is answered with the error result
-// `Host tool "<name>" is not registered`. Use RegisterHostTools to serve calls.
-func (c *Client) SetHostTools(ctx context.Context, defs []HostToolDef) ([]string, error) {
+// `Host tool "<name>" is not registered` on the connection's own session,
+// and left to the client that registered it on a session by id. Use
+// RegisterHostTools to serve calls.
+func (t *target) SetHostTools(ctx context.Context, defs []HostToolDef) ([]string, error) {
 	if defs == nil {
 		defs = []HostToolDef{}
 	}
 	var out struct {
 		ToolNames []string `json:"toolNames"`
 	}
-	err := c.call(ctx, "set_host_tools", struct {
+	err := t.call(ctx, "set_host_tools", struct {
 		Tools []HostToolDef `json:"tools"`
 	}{defs}, &out)
 	return out.ToolNames, err
@@ -109,30 +115,57 @@ func (c *Client) SetHostTools(ctx context.Context, defs []HostToolDef) ([]string
 // then sends set_host_tools; each host_tool_call then runs its handler on
 // its own goroutine. On failure the previous handlers are restored. An
 // empty list removes every host tool.
-func (c *Client) RegisterHostTools(ctx context.Context, tools []HostTool) ([]string, error) {
+func (t *target) RegisterHostTools(ctx context.Context, tools []HostTool) ([]string, error) {
 	defs := make([]HostToolDef, 0, len(tools))
 	table := make(map[string]HostTool, len(tools))
-	for _, t := range tools {
-		defs = append(defs, HostToolDef{Name: t.Name, Label: t.Label, Description: t.Description, Parameters: t.Parameters, Hidden: t.Hidden})
-		table[t.Name] = t
+	for _, tool := range tools {
+		defs = append(defs, HostToolDef{Name: tool.Name, Label: tool.Label, Description: tool.Description, Parameters: tool.Parameters, Hidden: tool.Hidden})
+		table[tool.Name] = tool
 	}
 	// Installed before sending: the agent may call a tool as soon as it
 	// has answered, and the reader handles that call before anything else.
+	c := t.c
 	c.mu.Lock()
-	prev := c.tools
-	c.tools = table
+	prev := t.tools
+	t.tools = table
 	c.mu.Unlock()
-	names, err := c.SetHostTools(ctx, defs)
+	names, err := t.SetHostTools(ctx, defs)
 	if err != nil {
 		c.mu.Lock()
-		c.tools = prev
+		t.tools = prev
 		c.mu.Unlock()
 	}
 	return names, err
 }
 
-// hostToolCall starts the handler of a host_tool_call frame (reader goroutine).
-func (c *Client) hostToolCall(line []byte) {
+// hostRequest acts on a frame that asks the host something or withdraws
+// a question (reader goroutine).
+func (t *target) hostRequest(typ string, line []byte) {
+	switch typ {
+	case "host_tool_call":
+		t.hostToolCall(line)
+	case "host_tool_cancel":
+		t.hostToolCancel(line)
+	case "extension_ui_request":
+		t.uiRequest(line)
+	}
+}
+
+// hostToolReply is a host_tool_update or host_tool_result frame.
+type hostToolReply struct {
+	Type          string          `json:"type"`
+	ID            string          `json:"id"`
+	PartialResult json.RawMessage `json:"partialResult,omitempty"`
+	Result        *wireResult     `json:"result,omitempty"`
+	IsError       bool            `json:"isError,omitempty"`
+	SessionID     string          `json:"sessionId,omitempty"`
+}
+
+// hostToolCall starts the handler of a host_tool_call frame (reader
+// goroutine). On a session by id the client serves only the calls it has
+// a handler for, and none as an observer: another client registered the
+// tool, and the first answer wins.
+func (t *target) hostToolCall(line []byte) {
 	var f struct {
 		ID         string          `json:"id"`
 		ToolCallID string          `json:"toolCallId"`
@@ -142,22 +175,28 @@ func (c *Client) hostToolCall(line []byte) {
 	if json.Unmarshal(line, &f) != nil || f.ID == "" {
 		return
 	}
+	c := t.c
 	c.mu.Lock()
-	if c.ended {
+	if c.ended || !t.answersLocked() {
 		c.mu.Unlock()
 		return
 	}
-	tool, ok := c.tools[f.ToolName]
+	tool, ok := t.tools[f.ToolName]
+	if t.s != nil && (!ok || tool.Handler == nil) {
+		c.mu.Unlock()
+		return
+	}
 	ctx, cancel := context.WithCancelCause(c.root)
-	c.toolCalls[f.ID] = cancel
+	t.toolCalls[f.ID] = cancel
 	c.handlers.Add(1)
+	sid := t.sidLocked()
 	c.mu.Unlock()
 
 	go func() {
 		defer c.handlers.Done()
 		defer func() {
 			c.mu.Lock()
-			delete(c.toolCalls, f.ID)
+			delete(t.toolCalls, f.ID)
 			c.mu.Unlock()
 			cancel(nil)
 		}()
@@ -171,47 +210,117 @@ func (c *Client) hostToolCall(line []byte) {
 				if ctx.Err() != nil {
 					return
 				}
-				_ = c.send(struct {
-					Type          string          `json:"type"`
-					ID            string          `json:"id"`
-					PartialResult json.RawMessage `json:"partialResult"`
-				}{"host_tool_update", f.ID, partial})
+				_ = t.reply(ctx, hostToolReply{Type: "host_tool_update", ID: f.ID, PartialResult: partial, SessionID: sid})
 			}
 			res, err = tool.Handler(ctx, f.Arguments, update)
 		}
 		if ctx.Err() != nil {
-			// Withdrawn or disconnected: the agent has already failed the
-			// call and ignores a result.
+			// Withdrawn, answered by another client, or disconnected: the
+			// agent has already failed the call and ignores a result.
 			return
 		}
-		frame := struct {
-			Type    string     `json:"type"`
-			ID      string     `json:"id"`
-			Result  wireResult `json:"result"`
-			IsError bool       `json:"isError,omitempty"`
-		}{Type: "host_tool_result", ID: f.ID}
+		frame := hostToolReply{Type: "host_tool_result", ID: f.ID, SessionID: sid}
+		var w wireResult
 		if err != nil {
-			frame.Result = TextResult(err.Error()).wire()
+			w = TextResult(err.Error()).wire()
 			frame.IsError = true
 		} else {
-			frame.Result = res.wire()
+			w = res.wire()
 		}
-		_ = c.send(frame)
+		frame.Result = &w
+		_ = t.reply(ctx, frame)
 	}()
 }
 
 // hostToolCancel cancels the handler a host_tool_cancel frame names.
-func (c *Client) hostToolCancel(line []byte) {
+func (t *target) hostToolCancel(line []byte) {
 	var f struct {
 		TargetID string `json:"targetId"`
 	}
 	if json.Unmarshal(line, &f) != nil {
 		return
 	}
+	t.cancelCall(f.TargetID, errHostCancel)
+}
+
+// cancelCall cancels the host tool or dialog handler serving request id.
+func (t *target) cancelCall(id string, cause error) {
+	c := t.c
 	c.mu.Lock()
-	cancel := c.toolCalls[f.TargetID]
+	cancel := t.toolCalls[id]
+	if cancel == nil {
+		cancel = t.uiCalls[id]
+	}
 	c.mu.Unlock()
 	if cancel != nil {
-		cancel(errHostCancel)
+		cancel(cause)
+	}
+}
+
+// cancelsLocked are the cancel functions of every running handler. (c.mu)
+func (t *target) cancelsLocked() []context.CancelCauseFunc {
+	var out []context.CancelCauseFunc
+	for _, f := range t.toolCalls {
+		out = append(out, f)
+	}
+	for _, f := range t.uiCalls {
+		out = append(out, f)
+	}
+	return out
+}
+
+// answersLocked reports whether the client answers the session's
+// requests: not as an observer (the server refuses its answers), not once
+// the session has ended. (c.mu)
+func (t *target) answersLocked() bool {
+	return t.s == nil || (!t.s.ended && t.s.role != Observer)
+}
+
+// sidLocked is the sessionId the target's frames carry ("" for the own
+// session). (c.mu)
+func (t *target) sidLocked() string {
+	if t.s == nil {
+		return ""
+	}
+	return t.s.id
+}
+
+// replyNow writes a frame that answers a request of the agent on the
+// reader goroutine, which must not wait: when it cannot be sent now (the
+// connection failed) it is dropped, as the request goes with it.
+func (t *target) replyNow(v any) {
+	b, err := marshal(v)
+	if err != nil {
+		return
+	}
+	c := t.c
+	c.mu.Lock()
+	var l *link
+	if !c.ended {
+		l, _ = c.sendableLocked(request{typ: "reply", t: t, reply: true})
+	}
+	c.mu.Unlock()
+	if l != nil {
+		_ = c.writeOn(l, append(b, '\n'))
+	}
+}
+
+// reply writes a frame that answers a request of the agent (host tool
+// results and updates, dialog answers). On a session by id it waits, while
+// ctx lasts, until the session is attached: an answer made while the
+// client reconnects goes on the new connection.
+func (t *target) reply(ctx context.Context, v any) error {
+	b, err := marshal(v)
+	if err != nil {
+		return err
+	}
+	for {
+		l, err := t.c.sendable(ctx, request{typ: "reply", t: t, reply: true}, nil)
+		if err != nil {
+			return err
+		}
+		if err := t.c.writeOn(l, append(b, '\n')); err == nil || !t.c.linkFailed(l) {
+			return err
+		}
 	}
 }

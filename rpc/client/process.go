@@ -105,24 +105,29 @@ func (c *Client) Stderr() string {
 	return c.proc.tail.String()
 }
 
-// Close ends the connection: it closes the agent's stdin, lets the agent
-// finish its running work for Options.CloseGrace, then stops it (SIGTERM,
-// then SIGKILL) and waits for it. Requests still pending fail with
-// ErrClosed, host tool and dialog handlers are cancelled and waited for,
-// and every subscription channel is closed (events still queued are
-// dropped). Close returns the process's exit error, if any (nil for an
-// exit status 0 within the grace), and is idempotent.
+// Close ends the client: it closes the agent's stdin (a server
+// connection's sending side), lets the agent finish its running work for
+// Options.CloseGrace, then stops it (SIGTERM, then SIGKILL) and waits for
+// it, or drops the connection. A reconnection under way stops. Requests
+// still pending fail with ErrClosed, host tool and dialog handlers are
+// cancelled and waited for, sessions end, and every subscription channel
+// is closed (events still queued are dropped). Close returns the
+// process's exit error, if any (nil for an exit status 0 within the
+// grace), and is idempotent.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.shutdown() })
 	return c.closeErr
 }
 
 func (c *Client) shutdown() error {
+	c.stop() // a reconnection under way stops
 	c.mu.Lock()
 	c.closed = true
+	l := c.link
+	c.broadcastLocked() // requests waiting to be sent fail
 	c.mu.Unlock()
-	if wc, ok := c.w.(io.Closer); ok {
-		wc.Close()
+	if l != nil && l.half != nil {
+		l.half()
 	}
 	grace := time.NewTimer(c.opts.grace())
 	defer grace.Stop()
@@ -152,24 +157,25 @@ func (c *Client) shutdown() error {
 		// A child of the agent may still hold its stdout; the process is
 		// gone, so nothing more can come.
 		select {
-		case <-c.readDone:
+		case <-l.readDone:
 		case <-time.After(time.Second):
 			p.stdout.Close()
-			<-c.readDone
+			<-l.readDone
 		}
-	} else {
+	} else if l != nil {
 		select {
-		case <-c.readDone:
+		case <-l.readDone:
 		case <-grace.C:
 			c.end(fmt.Errorf("%w: the stream did not end within %v of closing the writer", ErrClosed, c.opts.grace()))
-			if rc, ok := c.r.(io.Closer); ok {
-				rc.Close()
-				<-c.readDone
+			if l.hard != nil {
+				l.hard()
+				<-l.readDone
 			}
 			// Otherwise the reader returns whenever r does.
 		}
 	}
 	c.end(ErrClosed)
+	<-c.superviz
 	c.handlers.Wait()
 	c.haltAll()
 	return err

@@ -62,14 +62,22 @@ func (f *fakeAgent) read() map[string]any {
 
 func TestRequestFrameIDAndTypeWin(t *testing.T) {
 	t.Parallel()
-	b, err := encodeRequest("c7", "get_state", map[string]any{"id": 1, "type": "prompt", "x": "<&>"})
+	b, err := encodeRequest("c7", "get_state", "", map[string]any{"id": 1, "type": "prompt", "x": "<&>"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := string(b); got != `{"id":1,"type":"prompt","x":"<&>","type":"get_state","id":"c7"}`+"\n" {
 		t.Errorf("frame %s", got)
 	}
-	if _, err := encodeRequest("c1", "x", []int{1}); err == nil {
+	// A session's sessionId also comes after the fields.
+	b, err = encodeRequest("c8", "get_state", "s1", map[string]any{"sessionId": "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); got != `{"sessionId":"other","sessionId":"s1","type":"get_state","id":"c8"}`+"\n" {
+		t.Errorf("frame %s", got)
+	}
+	if _, err := encodeRequest("c1", "x", "", []int{1}); err == nil {
 		t.Error("an array as fields was accepted")
 	}
 }

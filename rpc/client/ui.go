@@ -61,8 +61,11 @@ type UIHandler interface {
 	// Dialog answers a select, confirm, input or editor request. It runs on
 	// its own goroutine. ctx ends when the request's timeout passes (the
 	// client then answers cancelled with timedOut), when the agent sends a
-	// cancel frame for it (nothing is answered: the agent has moved on) or
-	// when the connection ends. An error answers cancelled.
+	// cancel frame for it (nothing is answered: the agent has moved on),
+	// when another client of a served session answered it first (the
+	// resolved notice; nothing is answered) or when the client ends (or
+	// the connection of the own session drops). An error answers
+	// cancelled.
 	Dialog(ctx context.Context, req UIRequest) (UIResponse, error)
 	// Notify receives the fire-and-forget requests, in order, on the
 	// reader goroutine: it must return quickly.
@@ -92,13 +95,16 @@ func (f UIFuncs) Notify(req UIRequest) {
 }
 
 // OnUI sets the handler of extension UI requests (nil restores the
-// default). Without a handler every dialog is answered cancelled at once,
-// so an extension never waits on a host that has no UI; notices are
-// dropped (they still reach subscribers as events).
-func (c *Client) OnUI(h UIHandler) {
-	c.mu.Lock()
-	c.ui = h
-	c.mu.Unlock()
+// default). Without a handler, on the connection's own session every
+// dialog is answered cancelled at once, so an extension never waits on a
+// host that has no UI; on a session by id the client leaves dialogs to
+// the clients that have a handler (the first answer wins), and an
+// observer answers none. Notices are dropped (they still reach
+// subscribers as events).
+func (t *target) OnUI(h UIHandler) {
+	t.c.mu.Lock()
+	t.ui = h
+	t.c.mu.Unlock()
 }
 
 var errUICancel = errors.New("xcsh client: dialog cancelled by the agent")
@@ -110,10 +116,11 @@ type uiReply struct {
 	Confirmed *bool   `json:"confirmed,omitempty"`
 	Cancelled bool    `json:"cancelled,omitempty"`
 	TimedOut  bool    `json:"timedOut,omitempty"`
+	SessionID string  `json:"sessionId,omitempty"`
 }
 
 // uiRequest routes an extension_ui_request frame (reader goroutine).
-func (c *Client) uiRequest(line []byte) {
+func (t *target) uiRequest(line []byte) {
 	var req UIRequest
 	if json.Unmarshal(line, &req) != nil {
 		return
@@ -122,9 +129,12 @@ func (c *Client) uiRequest(line []byte) {
 	var target struct {
 		TargetID string `json:"targetId"`
 	}
+	c := t.c
 	c.mu.Lock()
-	h := c.ui
-	ended := c.ended
+	h := t.ui
+	ended := c.ended || (t.s != nil && t.s.ended)
+	answers := t.answersLocked()
+	sid := t.sidLocked()
 	c.mu.Unlock()
 	if ended {
 		return
@@ -132,39 +142,38 @@ func (c *Client) uiRequest(line []byte) {
 	switch {
 	case req.Method == "cancel":
 		if json.Unmarshal(line, &target) == nil {
-			c.mu.Lock()
-			cancel := c.uiCalls[target.TargetID]
-			c.mu.Unlock()
-			if cancel != nil {
-				cancel(errUICancel)
-			}
+			t.cancelCall(target.TargetID, errUICancel)
 		}
 	case !req.IsDialog():
 		if h != nil {
 			h.Notify(req)
 		}
+	case !answers:
 	case h == nil:
-		_ = c.send(uiReply{Type: "extension_ui_response", ID: req.ID, Cancelled: true})
+		if t.s == nil {
+			t.replyNow(uiReply{Type: "extension_ui_response", ID: req.ID, Cancelled: true})
+		}
 	default:
-		c.startDialog(h, req)
+		t.startDialog(h, req, sid)
 	}
 }
 
-func (c *Client) startDialog(h UIHandler, req UIRequest) {
+func (t *target) startDialog(h UIHandler, req UIRequest, sid string) {
+	c := t.c
 	c.mu.Lock()
 	if c.ended { // Close is waiting for the handlers: start none
 		c.mu.Unlock()
 		return
 	}
 	ctx, cancel := context.WithCancelCause(c.root)
-	c.uiCalls[req.ID] = cancel
+	t.uiCalls[req.ID] = cancel
 	c.handlers.Add(1)
 	c.mu.Unlock()
 	go func() {
 		defer c.handlers.Done()
 		defer func() {
 			c.mu.Lock()
-			delete(c.uiCalls, req.ID)
+			delete(t.uiCalls, req.ID)
 			c.mu.Unlock()
 			cancel(nil)
 		}()
@@ -175,10 +184,10 @@ func (c *Client) startDialog(h UIHandler, req UIRequest) {
 			defer stop()
 		}
 		resp, err := h.Dialog(dctx, req)
-		reply := uiReply{Type: "extension_ui_response", ID: req.ID}
+		reply := uiReply{Type: "extension_ui_response", ID: req.ID, SessionID: sid}
 		switch {
 		case ctx.Err() != nil:
-			return // cancelled by the agent or disconnected: nobody waits
+			return // cancelled by the agent, answered by another client, or disconnected: nobody waits
 		case dctx.Err() != nil:
 			reply.Cancelled, reply.TimedOut = true, true
 		case err != nil || resp.Cancelled:
@@ -188,6 +197,6 @@ func (c *Client) startDialog(h UIHandler, req UIRequest) {
 		default:
 			reply.Value = &resp.Value
 		}
-		_ = c.send(reply)
+		_ = t.reply(ctx, reply)
 	}()
 }

@@ -23,7 +23,9 @@ const jsonlEchoUsage = `usage: jsonl-echo [flags]
 Writes {"type":"ready","version":"0.0.0"}, then one
 {"type":"echo","line":...,"len":N} per stdin line ("partial":true for a
 last line without "\n"), and {"type":"bye","lines":N} at EOF. A line
-{"type":"emit","count":N} is echoed, then followed by N tick frames.
+{"type":"emit","count":N} is echoed, then followed by N tick frames;
+{"type":"count","id":X} by {"type":"count","id":X,"lines":N}, N the lines
+read so far (an answer that changes, for rpc poll).
 SIGINT and SIGTERM write {"type":"signal",...} and exit 130 and 143.
 `
 
@@ -87,6 +89,11 @@ type (
 	echoSignal struct {
 		Type   string `json:"type"`
 		Signal string `json:"signal"`
+	}
+	echoCount struct {
+		Type  string          `json:"type"`
+		ID    json.RawMessage `json:"id"`
+		Lines int             `json:"lines"`
 	}
 	echoBye struct {
 		Type  string `json:"type"`
@@ -157,13 +164,17 @@ func runJSONLEcho(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 			if !*silent {
 				out.frame(echoLine{Type: "echo", Line: line, Len: len(line), Partial: partial})
 				var emit struct {
-					Type  string `json:"type"`
-					Count int    `json:"count"`
+					Type  string          `json:"type"`
+					Count int             `json:"count"`
+					ID    json.RawMessage `json:"id"`
 				}
 				if json.Unmarshal([]byte(line), &emit) == nil && emit.Type == "emit" {
 					for i := 1; i <= emit.Count; i++ {
 						out.frame(echoTick{"tick", i})
 					}
+				}
+				if emit.Type == "count" && emit.ID != nil {
+					out.frame(echoCount{"count", emit.ID, lines})
 				}
 			}
 		}

@@ -21,15 +21,16 @@ const pollEvery = 5 * time.Millisecond
 
 // scriptWaitFile implements `waitfile path`: wait until path exists and is
 // non-empty (a tool's child process wrote it), so a scenario can act while
-// that process is known to be running.
+// that process is known to be running; a socket counts once it exists (a
+// server listens there).
 func scriptWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: waitfile path (waits up to %v for a non-empty file)", conditionBound)
+		ts.Fatalf("usage: waitfile path (waits up to %v for a non-empty file or a socket)", conditionBound)
 	}
 	path := ts.MkAbs(args[0])
 	deadline := time.Now().Add(conditionBound)
 	for {
-		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		if fi, err := os.Stat(path); err == nil && (fi.Size() > 0 || fi.Mode()&os.ModeSocket != 0) {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/tidwall/gjson"
 )
 
 // GoldenDirEnv names the variable that tells the golden command where the
@@ -152,7 +153,10 @@ const rpcUsage = `usage:
 	rpc start   [--name N] [KEY=VALUE...] program [args...]
 	rpc send    [--name N] 'json line'
 	rpc sendraw [--name N] 'text with Go escapes (\n \r \xNN \uNNNN)'
+	rpc sendfile [--name N] file              (the file's bytes, as they are)
+	rpc dump    [--name N] [--stderr] file    (the stdout, or stderr, so far)
 	rpc wait    [--name N] 'gjson query' [timeout]
+	rpc poll    [--name N] 'json line with an id' 'gjson query' [timeout]
 	rpc expect  [--name N] 'gjson query'
 	rpc signal  [--name N] INT|TERM|HUP|QUIT|KILL
 	rpc eof     [--name N]                    (close the child's stdin; it runs on)
@@ -173,7 +177,7 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("! rpc %s is not supported", sub)
 	}
 	switch sub {
-	case "start", "send", "sendraw", "wait", "expect", "signal", "close", "eof":
+	case "start", "send", "sendraw", "sendfile", "dump", "wait", "poll", "expect", "signal", "close", "eof":
 	default:
 		ts.Fatalf("rpc: unknown subcommand %q\n%s", sub, rpcUsage)
 	}
@@ -207,6 +211,30 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("rpc sendraw: %v", err)
 		}
 		p.write(ts, b)
+	case "sendfile":
+		// A line built by an earlier command (from a value only known
+		// then, such as a cursor in a frame received).
+		if len(args) != 1 {
+			ts.Fatalf("usage: rpc sendfile [--name N] file")
+		}
+		b, err := os.ReadFile(ts.MkAbs(args[0]))
+		if err != nil {
+			ts.Fatalf("rpc sendfile: %v", err)
+		}
+		p.write(ts, b)
+	case "dump":
+		// What has arrived so far, for a command to read while the
+		// process runs on.
+		out := p.out.bytes
+		if len(args) == 2 && args[0] == "--stderr" {
+			out, args = func() []byte { return []byte(p.errOut.String()) }, args[1:]
+		}
+		if len(args) != 1 {
+			ts.Fatalf("usage: rpc dump [--name N] [--stderr] file")
+		}
+		if err := os.WriteFile(ts.MkAbs(args[0]), out(), 0o666); err != nil {
+			ts.Fatalf("rpc dump: %v", err)
+		}
 	case "wait":
 		timeout := h.waitTimeout
 		switch len(args) {
@@ -221,6 +249,20 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("usage: rpc wait [--name N] 'gjson query' [timeout]")
 		}
 		p.wait(ts, args[0], timeout)
+	case "poll":
+		timeout := h.waitTimeout
+		switch len(args) {
+		case 3:
+			d, err := time.ParseDuration(args[2])
+			if err != nil || d <= 0 {
+				ts.Fatalf("rpc poll: bad timeout %q (want a duration like 5s)", args[2])
+			}
+			timeout = d
+		case 2:
+		default:
+			ts.Fatalf("usage: rpc poll [--name N] 'json line with an id' 'gjson query' [timeout]")
+		}
+		p.poll(ts, args[0], args[1], timeout)
 	case "expect":
 		if len(args) != 1 {
 			ts.Fatalf("usage: [!] rpc expect [--name N] 'gjson query'")
@@ -486,6 +528,58 @@ func (p *liveProc) wait(ts *testscript.TestScript, query string, timeout time.Du
 		case <-changed:
 		case <-timer.C:
 			ts.Fatalf("rpc wait: no frame matched %s within %v\n%s", query, timeout, p.dump())
+		}
+	}
+}
+
+// pollInterval is how long poll waits between two questions.
+const pollInterval = 5 * time.Millisecond
+
+// poll asks line (a command with an id) again and again until its answer
+// matches query, within timeout: the condition is a state of the process
+// that no frame announces (a served session evicted after a while). Each
+// answer moves the cursor past it. Like waitfile, a bounded poll.
+func (p *liveProc) poll(ts *testscript.TestScript, line, query string, timeout time.Duration) {
+	checkQuery(ts, query)
+	id := gjson.Get(line, "id")
+	if !gjson.Valid(line) || !id.Exists() {
+		ts.Fatalf("rpc poll: %s is not a JSON command with an id (its answer is how poll knows it was answered)", line)
+	}
+	deadline := time.Now().Add(timeout)
+	for asked := 1; ; asked++ {
+		p.write(ts, []byte(line+"\n"))
+		f := p.answer(ts, id.Raw, deadline)
+		if f.matches(query) {
+			ts.Logf("rpc poll: answer %d matched: %s", asked, clipFrame(f.line))
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("rpc poll: no answer to %s matched %s within %v (%d asked); the last: %s\n%s", line, query, timeout, asked, clipFrame(f.line), p.dump())
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// answer waits until deadline for the frame after the cursor whose id is
+// id (raw JSON), and moves the cursor past it.
+func (p *liveProc) answer(ts *testscript.TestScript, id string, deadline time.Time) scriptFrame {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		frames, done, changed := p.out.snapshot()
+		for ; p.cursor < len(frames); p.cursor++ {
+			if f := frames[p.cursor]; f.json && gjson.GetBytes(f.line, "id").Raw == id {
+				p.cursor++
+				return f
+			}
+		}
+		if done {
+			ts.Fatalf("rpc poll: %q exited (%s) before answering %s\n%s", p.name, procExitDescription(p), id, p.dump())
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			ts.Fatalf("rpc poll: no answer to id %s within the bound\n%s", id, p.dump())
 		}
 	}
 }

@@ -37,7 +37,8 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/lineio"
 )
 
 // Extension is what an extension offers: its name, tools, commands and
@@ -133,110 +134,99 @@ func Run(x *Extension) int {
 
 // Serve serves x on in and out until in ends or ctx does.
 func Serve(ctx context.Context, x *Extension, in io.Reader, out io.Writer) error {
-	c := &conn{x: x, out: out, pending: map[int64]chan *jsonrpc.Message{}, running: map[string]context.CancelFunc{},
-		events: make(chan func(), 256)}
+	c := &conn{x: x}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c.ctx = ctx
-	evDone := make(chan struct{})
-	go func() {
-		defer close(evDone)
-		for fn := range c.events {
-			fn()
-		}
-	}()
-	err := c.read(in)
+	c.rpc = jsonrpc.New(lineio.New(out, c.writeFailed), jsonrpc.Options{Preempt: c.preempt, Handle: c.handle})
+	err := c.rpc.Read(lineio.NewReader(in, jsonrpc.MaxLine))
+	// The agent has gone: what still waits for it ends (every call's
+	// context derives from ctx); the events already read are handled.
 	cancel()
-	close(c.events)
-	<-evDone
+	c.rpc.Wait()
 	c.wg.Wait()
 	return err
 }
 
-// conn is the extension's end of the wire.
+// conn is the extension's end of the wire: a jsonrpc.Conn whose reader
+// takes the agent's requests (each on a goroutine of its own) and its
+// $/cancelRequest, and queues its events for their handlers, in order.
 type conn struct {
 	x   *Extension
 	ctx context.Context
+	rpc *jsonrpc.Conn
 
-	wmu sync.Mutex
-	out io.Writer
+	mu       sync.Mutex
+	session  string // the session last announced (initialize, session_start)
+	writeErr error  // the first failed write to stdout
 
-	mu      sync.Mutex
-	nextID  int64
-	pending map[int64]chan *jsonrpc.Message
-	running map[string]context.CancelFunc
-	session string // the session last announced (initialize, session_start)
-
-	events chan func()
-	wg     sync.WaitGroup
+	wg sync.WaitGroup // the request handlers' goroutines
 }
 
-func (c *conn) write(line []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err := c.out.Write(line)
-	return err
+func (c *conn) writeFailed(err error) {
+	c.mu.Lock()
+	c.writeErr = err
+	c.mu.Unlock()
 }
 
-func (c *conn) read(in io.Reader) error {
-	r := jsonrpc.NewReader(in, 0)
-	for {
-		line, err := r.Next()
-		if err == io.EOF {
-			return nil
+// failedWrite is the error of a write to stdout that failed (nil: none).
+func (c *conn) failedWrite() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writeErr
+}
+
+// preempt takes what the reader must: initialize, answered at once; the
+// other requests, each started on a goroutine of its own; $/cancelRequest.
+// Events go to the queue (handle).
+func (c *conn) preempt(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	switch {
+	case !req.IsCall() && req.Method == "$/cancelRequest":
+		var p struct {
+			ID json.RawMessage `json:"id"`
 		}
-		if err == jsonrpc.ErrLineTooLong {
-			continue
+		if json.Unmarshal(req.Params, &p) == nil {
+			c.rpc.Cancel(p.ID)
 		}
-		if err != nil {
-			return err
-		}
-		m, err := jsonrpc.Decode(line)
-		if err != nil {
-			continue
-		}
-		switch {
-		case m.IsResponse():
-			id, _ := strconv.ParseInt(string(m.ID), 10, 64)
-			c.mu.Lock()
-			ch := c.pending[id]
-			delete(c.pending, id)
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-		case m.IsRequest():
-			c.serve(m)
-		case m.Method == "$/cancelRequest":
-			var p struct {
-				ID json.RawMessage `json:"id"`
-			}
-			if json.Unmarshal(m.Params, &p) == nil {
-				c.mu.Lock()
-				cancel := c.running[string(p.ID)]
-				c.mu.Unlock()
-				if cancel != nil {
-					cancel()
-				}
-			}
-		default:
-			h := c.x.handlers[m.Method]
-			if h == nil {
-				continue
-			}
-			ev := c.event(m)
-			c.events <- func() {
-				_, _ = h(&Context{ctx: c.ctx, c: c, SessionID: ev.SessionID}, ev)
-			}
-		}
+		return nil, nil
+	case !req.IsCall():
+		return nil, jsonrpc.ErrNotHandled
+	case req.Method == "initialize":
+		c.event(req)
+		return c.handshake(), nil
 	}
+	id, _ := strconv.ParseInt(string(req.ID), 10, 64)
+	hctx, cancel := context.WithCancel(c.ctx)
+	stop := context.AfterFunc(ctx, cancel) // withdrawn by the agent
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer stop()
+		defer cancel()
+		ev := c.event(req)
+		cx := &Context{ctx: hctx, c: c, SessionID: ev.SessionID, during: id}
+		res, err := c.dispatch(cx, req.Method, ev)
+		c.answer(req, res, err)
+	}()
+	return nil, jsonrpc.ErrAsync
+}
+
+// handle runs an event's handler, one at a time, in the order they came.
+func (c *conn) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	h := c.x.handlers[req.Method]
+	if h == nil {
+		return nil, nil
+	}
+	ev := c.event(req)
+	_, _ = h(&Context{ctx: c.ctx, c: c, SessionID: ev.SessionID}, ev)
+	return nil, nil
 }
 
 // event makes the Event of a message without decoding its payload (an
 // agent_end carries every message of the run): the type is the method, the
 // session is the params' "sessionId" (the agent writes it among the first
 // keys of what it makes), else the session last announced.
-func (c *conn) event(m *jsonrpc.Message) Event {
+func (c *conn) event(m *jsonrpc.Request) Event {
 	ev := Event{Type: m.Method, Raw: m.Params, SessionID: sessionOf(m.Params)}
 	c.mu.Lock()
 	if ev.SessionID == "" {
@@ -263,51 +253,24 @@ func sessionOf(params []byte) string {
 	return string(rest[:j])
 }
 
-// serve answers one request of the agent, on a goroutine of its own
-// (initialize at once, on the reader).
-func (c *conn) serve(m *jsonrpc.Message) {
-	if m.Method == "initialize" {
-		c.event(m)
-		c.answer(m.ID, c.handshake(), nil)
-		return
-	}
-	id, _ := strconv.ParseInt(string(m.ID), 10, 64)
-	ctx, cancel := context.WithCancel(c.ctx)
-	key := string(m.ID)
-	c.mu.Lock()
-	c.running[key] = cancel
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer func() {
-			c.mu.Lock()
-			delete(c.running, key)
-			c.mu.Unlock()
-			cancel()
-		}()
-		ev := c.event(m)
-		cx := &Context{ctx: ctx, c: c, SessionID: ev.SessionID, during: id}
-		res, err := c.dispatch(cx, m.Method, ev)
-		c.answer(m.ID, res, err)
-	}()
-}
-
-func (c *conn) answer(id json.RawMessage, res any, err error) {
+// answer answers a request: a handler's error (whatever its kind) is the
+// failure's text under CodeFailed; the result is encoded here, so a result
+// that cannot be encoded is answered as a failure too.
+func (c *conn) answer(req *jsonrpc.Request, res any, err error) {
 	if err != nil {
-		_ = c.write(jsonrpc.AppendError(nil, id, jsonrpc.CodeFailed, err.Error()))
+		c.rpc.Respond(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeFailed, Message: err.Error()})
 		return
 	}
-	var body []byte
+	var body json.RawMessage
 	if res != nil {
 		b, merr := json.Marshal(res)
 		if merr != nil {
-			_ = c.write(jsonrpc.AppendError(nil, id, jsonrpc.CodeFailed, merr.Error()))
+			c.rpc.Respond(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeFailed, Message: merr.Error()})
 			return
 		}
 		body = b
 	}
-	_ = c.write(jsonrpc.AppendResult(nil, id, body))
+	c.rpc.Respond(req, body, nil)
 }
 
 func (c *conn) dispatch(cx *Context, method string, ev Event) (any, error) {
@@ -379,37 +342,29 @@ func (c *conn) handshake() map[string]any {
 	return map[string]any{"protocolVersion": jsonrpc.Version, "name": c.x.Name, "subscribe": subs, "tools": tools, "commands": cmds}
 }
 
-// call sends a request to the agent and waits for its answer.
+// call sends a request to the agent and waits for its answer; when ctx
+// ends first the request is withdrawn ($/cancelRequest).
 func (c *conn) call(ctx context.Context, method string, params any, result any) error {
 	body, err := json.Marshal(params)
 	if err != nil {
 		return err
 	}
-	ch := make(chan *jsonrpc.Message, 1)
-	c.mu.Lock()
-	c.nextID++
-	id := c.nextID
-	c.pending[id] = ch
-	c.mu.Unlock()
-	if err := c.write(jsonrpc.AppendRequest(nil, id, method, body)); err != nil {
+	cl, err := c.rpc.Call(method, json.RawMessage(body))
+	if err != nil {
 		return err
 	}
-	select {
-	case m := <-ch:
-		if m.Error != nil {
-			return m.Error
-		}
-		if result != nil && len(m.Result) > 0 && string(m.Result) != "null" {
-			return json.Unmarshal(m.Result, result)
-		}
-		return nil
-	case <-ctx.Done():
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-		_ = c.write(jsonrpc.AppendNotification(nil, "$/cancelRequest", []byte(`{"id":`+strconv.FormatInt(id, 10)+`}`)))
-		return ctx.Err()
+	if err := c.failedWrite(); err != nil {
+		cl.Withdraw()
+		return err
 	}
+	if err := cl.Await(ctx, result); err != nil {
+		if _, end := cl.Result(); errors.Is(end, jsonrpc.ErrWithdrawn) {
+			c.rpc.Notify("$/cancelRequest", json.RawMessage(`{"id":`+strconv.FormatInt(cl.ID(), 10)+`}`))
+			return ctx.Err()
+		}
+		return err
+	}
+	return nil
 }
 
 // IsStale reports whether err is a call refused because its session is no
@@ -420,5 +375,6 @@ func IsStale(err error) bool {
 }
 
 func (c *conn) notify(method string, params []byte) error {
-	return c.write(jsonrpc.AppendNotification(nil, method, params))
+	c.rpc.Notify(method, json.RawMessage(params))
+	return c.failedWrite()
 }

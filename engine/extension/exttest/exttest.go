@@ -47,9 +47,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xcsh-go/xcsh/engine/extension/extkit"
-	"github.com/xcsh-go/xcsh/engine/extension/jsonrpc"
+	"github.com/xcsh-go/xcsh/engine/jsonrpc"
 )
 
 // Plan is an extension's script.
@@ -230,7 +231,14 @@ func (r *runner) do(c *extkit.Context, actions []Action, event any) (any, error)
 			_ = c.Update(tr)
 		case a["hang"] != nil:
 			if c == nil {
-				select {}
+				// Nothing else runs yet (init): the runtime reports a
+				// bare select {} as a deadlock and exits, unless some
+				// package linked in keeps a thread waiting (net/http did
+				// while engine linked it). A sleeping goroutine is never
+				// reported.
+				for {
+					time.Sleep(time.Hour)
+				}
 			}
 			<-c.Context().Done()
 			return nil, c.Context().Err()

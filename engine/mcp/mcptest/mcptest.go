@@ -267,7 +267,36 @@ func mark(name string) {
 	}
 }
 
-// Main serves over stdio until the client closes stdin.
+// stepsIn is the argument of the steps tool.
+type stepsIn struct {
+	N int `json:"n" jsonschema:"how many steps (each one progress notification)"`
+}
+
+// AddProgressTool adds the tool steps (mcp-test-server --progress): it
+// sends one progress notification per step ("step i of n", i/n) when the
+// call has a progress token, then pings the client before it answers, so
+// the client has handled every notification (they share its handler
+// queue) before the result arrives: a deterministic order for goldens.
+func AddProgressTool(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "steps", Description: "Work in steps, reporting progress"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
+			token := req.Params.GetProgressToken()
+			for i := 1; i <= in.N && token != nil; i++ {
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
+					Message: fmt.Sprintf("step %d of %d", i, in.N), Progress: float64(i), Total: float64(in.N)})
+				if err != nil {
+					return nil, nil, err
+				}
+			}
+			if err := req.Session.Ping(ctx, nil); err != nil {
+				return nil, nil, err
+			}
+			return text(fmt.Sprintf("%d steps done (progress token sent: %t)", in.N, token != nil)), nil, nil
+		})
+}
+
+// Main serves over stdio until the client closes stdin. With the argument
+// --progress it also offers the steps tool (AddProgressTool).
 func Main() {
 	var t mcp.Transport = &mcp.StdioTransport{}
 	var w *wire
@@ -275,7 +304,13 @@ func Main() {
 		w = &wire{}
 		t = w
 	}
-	if err := newServer(w).Run(context.Background(), t); err != nil && !strings.Contains(err.Error(), "EOF") {
+	s := newServer(w)
+	for _, a := range os.Args[1:] {
+		if a == "--progress" {
+			AddProgressTool(s)
+		}
+	}
+	if err := s.Run(context.Background(), t); err != nil && !strings.Contains(err.Error(), "EOF") {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 		os.Exit(1)
 	}

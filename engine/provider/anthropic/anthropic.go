@@ -10,7 +10,7 @@
 // user turn of tool_result blocks. Assistant turns that ended in an error
 // or were aborted are left out with their tool results, since their blocks
 // may be partial. The SSE events come back as engine
-// stream events in the order they arrive, through an engine.StreamWriter:
+// stream events in the order they arrive, through an provider.StreamWriter:
 // blocks never interleave on this API, so nothing is buffered.
 //
 // # Request choices
@@ -53,7 +53,7 @@
 // network failures and a stream that ends before message_stop, "Malformed
 // stream event: ..." for an event that is not JSON, "Provider
 // stop_reason: <reason>" for a refusal or a stop reason the wire has no
-// name for, and engine.NotAStream's and LineWatch's texts (never retried)
+// name for, and provider.NotAStream's and LineWatch's texts (never retried)
 // for a 200 that is a page or holds a line over the decoder's cap. The key and credential headers are scrubbed from
 // every message.
 //
@@ -71,6 +71,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // DefaultBaseURL is used when Model.BaseURL is empty.
@@ -127,13 +128,13 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 		}
 	}
 	params, plan := buildParams(req)
-	secrets := engine.Secrets(req.Model, key)
+	secrets := provider.Secrets(req.Model, key)
 	var body bodyCheck
 	opts := append(requestOptions(req.Model, key, plan), option.WithMiddleware(body.middleware(secrets)))
 	stream := p.client.Messages.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 
-	s := streamer{w: engine.NewStreamWriter(fn)}
+	s := streamer{w: provider.NewStreamWriter(fn)}
 	events := 0
 	for stream.Next() {
 		events++
@@ -164,7 +165,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if events == 0 && body.watch != nil && !body.watch.Empty() && !isEventStream(body.header) {
 		// Not one event, and not an event stream: a server or proxy that
 		// answered with something else; it will not change.
-		return engine.NotAStreamBody(http.StatusOK, body.header.Get("Content-Type"), body.watch.Head(), "an event stream", secrets)
+		return provider.NotAStreamBody(http.StatusOK, body.header.Get("Content-Type"), body.watch.Head(), "an event stream", secrets)
 	}
 	return &engine.ProviderError{
 		Kind:    engine.ErrorTransport,
@@ -228,10 +229,10 @@ const sseLineCap = "32 MiB"
 
 // bodyCheck looks at the response of one streaming call before the SDK
 // decodes it (a middleware, on the calling goroutine): a proxy's page with
-// status 200 fails the call at once (engine.NotAStream), and a stream's
+// status 200 fails the call at once (provider.NotAStream), and a stream's
 // body is watched so that a line over the decoder's cap can be named.
 type bodyCheck struct {
-	watch  *engine.LineWatch
+	watch  *provider.LineWatch
 	header http.Header
 }
 
@@ -241,12 +242,12 @@ func (b *bodyCheck) middleware(secrets []string) option.Middleware {
 		if err != nil || res.StatusCode < 200 || res.StatusCode > 299 {
 			return res, err
 		}
-		if err := engine.NotAStream(res, "an event stream", secrets); err != nil {
+		if err := provider.NotAStream(res, "an event stream", secrets); err != nil {
 			res.Body.Close()
 			return nil, err
 		}
 		b.header = res.Header
-		b.watch = engine.WatchLines(res)
+		b.watch = provider.WatchLines(res)
 		return res, nil
 	}
 }

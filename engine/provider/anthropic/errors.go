@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // Sentinel errors, the Err of the ProviderErrors that have no SDK error
@@ -36,7 +37,7 @@ var overflowText = sync.OnceValue(func() *regexp.Regexp {
 // message in case a gateway echoes them in its error body.
 func providerError(err error, secrets []string) error {
 	if own := (*engine.ProviderError)(nil); errors.As(err, &own) {
-		// Made here (engine.NotAStream in the body check), passed through
+		// Made here (provider.NotAStream in the body check), passed through
 		// the SDK as is.
 		return own
 	}
@@ -58,7 +59,7 @@ func providerError(err error, secrets []string) error {
 		pe.Kind = engine.ErrorTransport
 		pe.Message = fmt.Sprintf("Connection error: %v", err)
 	}
-	pe.Message = engine.Redact(pe.Message, secrets)
+	pe.Message = provider.Redact(pe.Message, secrets)
 	return pe
 }
 
@@ -98,6 +99,6 @@ func classifyAPIError(pe *engine.ProviderError, e *sdk.Error) {
 	if e.Response != nil {
 		// The anthropic-ratelimit-*-reset timestamps are not read: the API
 		// sends retry-after with every 429.
-		pe.RetryAfter, pe.RetryAt = engine.ParseRetryAfter(e.Response.Header)
+		pe.RetryAfter, pe.RetryAt = provider.ParseRetryAfter(e.Response.Header)
 	}
 }

@@ -7,12 +7,13 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // openBlock is one content block between its start and stop: its type as
 // the API names it (text, thinking, redacted_thinking, tool_use; the types
 // the engine has none for, such as server tools, are skipped) and, for a
-// tool_use, its arguments. The engine.StreamWriter keeps everything else
+// tool_use, its arguments. The provider.StreamWriter keeps everything else
 // (the open block, the thinking signature).
 type openBlock struct {
 	typ     string
@@ -21,9 +22,9 @@ type openBlock struct {
 }
 
 // streamer turns SSE events into engine stream events through an
-// engine.StreamWriter. It lives for one Stream call on its goroutine.
+// provider.StreamWriter. It lives for one Stream call on its goroutine.
 type streamer struct {
-	w          *engine.StreamWriter
+	w          *provider.StreamWriter
 	blocks     map[int64]*openBlock
 	usage      engine.Usage
 	stopReason sdk.StopReason

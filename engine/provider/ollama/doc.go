@@ -44,7 +44,7 @@
 //
 // # Responses
 //
-// The api client calls back once per NDJSON line; an engine.StreamWriter
+// The api client calls back once per NDJSON line; a provider.StreamWriter
 // emits the events and keeps the block contract. message.thinking and
 // message.content become thinking and text blocks (one block at a time: a
 // change of kind closes the open block first). Ollama sends each tool call

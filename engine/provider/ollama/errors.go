@@ -32,7 +32,7 @@ var overflow = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // the host is not an Ollama).
 func classify(err error, host, model string) *engine.ProviderError {
 	if own := (*engine.ProviderError)(nil); errors.As(err, &own) {
-		// Made by the call's transport (engine.NotAStream), passed
+		// Made by the call's transport (provider.NotAStream), passed
 		// through the client inside a url.Error.
 		return own
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // DefaultHost is where Ollama listens unless told otherwise.
@@ -174,7 +175,7 @@ func refusesTools(err error) bool {
 
 // chat sends one chat request and streams its answer to fn.
 func (p *Provider) chat(ctx context.Context, base *url.URL, req *engine.Request, chatReq *api.ChatRequest, fn func(engine.StreamEvent) error) error {
-	s := &streamer{w: engine.NewStreamWriter(fn), nextID: countToolCalls(req.Messages)}
+	s := &streamer{w: provider.NewStreamWriter(fn), nextID: countToolCalls(req.Messages)}
 	rt := &callTransport{next: p.http.Transport}
 	hc := *p.http
 	hc.Transport = rt
@@ -196,7 +197,7 @@ func (p *Provider) chat(ctx context.Context, base *url.URL, req *engine.Request,
 		var se api.StatusError
 		if errors.As(err, &se) && rt.header != nil {
 			// The client's StatusError has no headers: the transport kept them.
-			pe.RetryAfter, pe.RetryAt = engine.ParseRetryAfter(rt.header)
+			pe.RetryAfter, pe.RetryAt = provider.ParseRetryAfter(rt.header)
 		}
 		return pe
 	}
@@ -223,9 +224,9 @@ const maxLine = 8_000_000
 // (a proxy's), and watches the stream's lines so that one over the
 // client's cap can be named. One call, one goroutine: no lock.
 type callTransport struct {
-	next   http.RoundTripper // nil: http.DefaultTransport
-	header http.Header       // the last response's
-	watch  *engine.LineWatch // the last successful response's body
+	next   http.RoundTripper   // nil: http.DefaultTransport
+	header http.Header         // the last response's
+	watch  *provider.LineWatch // the last successful response's body
 }
 
 func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -238,12 +239,12 @@ func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return res, err
 	}
 	t.header = res.Header
-	if err := engine.NotAStream(res, "an NDJSON stream", nil); err != nil {
+	if err := provider.NotAStream(res, "an NDJSON stream", nil); err != nil {
 		res.Body.Close()
 		return nil, err
 	}
 	if res.StatusCode >= 200 && res.StatusCode <= 299 {
-		t.watch = engine.WatchLines(res)
+		t.watch = provider.WatchLines(res)
 	}
 	return res, nil
 }

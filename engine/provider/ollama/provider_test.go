@@ -17,6 +17,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 )
@@ -388,7 +389,7 @@ func TestStreamErrors(t *testing.T) {
 			kind:   engine.ErrorProtocol,
 			status: 200,
 			msg:    `the server answered 200 with text/html instead of an NDJSON stream: "<title>Proxy login</title>"`,
-			is:     engine.ErrNotAStream,
+			is:     provider.ErrNotAStream,
 		},
 		{
 			name:       "line over the client's cap",

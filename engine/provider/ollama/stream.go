@@ -7,6 +7,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // errStop ends the api client's read loop after the done line: nothing
@@ -14,11 +15,11 @@ import (
 var errStop = errors.New("ollama: done")
 
 // streamer turns the chunks of one /api/chat response into engine events
-// through an engine.StreamWriter, which keeps the block contract. It runs
+// through an provider.StreamWriter, which keeps the block contract. It runs
 // on the goroutine that called Stream (the api client calls back
 // synchronously), so it needs no lock.
 type streamer struct {
-	w      *engine.StreamWriter
+	w      *provider.StreamWriter
 	nextID int   // the n of the next minted call_<n>
 	calls  int   // tool calls emitted in this response
 	done   bool  // StreamDone was delivered

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // retryablePattern is the transport pattern of agent-core.md §7.1. The
@@ -38,7 +39,7 @@ const maxBodyInMessage = 500
 // provided: sk-...").
 type redactor []string
 
-func (r redactor) clean(s string) string { return engine.Redact(s, r) }
+func (r redactor) clean(s string) string { return provider.Redact(s, r) }
 
 // statusError converts a failed HTTP exchange. apiErr is nil when the SDK
 // could not parse the body as an API error (a proxy's HTML page, an empty
@@ -166,14 +167,14 @@ func matchRetryable(kind engine.ErrorKind, msg string) string {
 	return msg + " (network error)"
 }
 
-// retryAfter reads the wait a server asks for: engine.ParseRetryAfter's
+// retryAfter reads the wait a server asks for: provider.ParseRetryAfter's
 // (retry-after-ms, OpenAI's precise one, else retry-after in seconds or as
 // an HTTP date), else, for a rate limit, the later of OpenAI's
 // x-ratelimit-reset-requests and -tokens (Go-style durations such as
 // "6m0s"): which limit was hit is not said, and waiting too little only
 // earns another 429.
 func retryAfter(h http.Header, rateLimited bool) (time.Duration, time.Time) {
-	if d, at := engine.ParseRetryAfter(h); d > 0 || !at.IsZero() || !rateLimited {
+	if d, at := provider.ParseRetryAfter(h); d > 0 || !at.IsZero() || !rateLimited {
 		return d, at
 	}
 	var d time.Duration

@@ -10,7 +10,7 @@
 // It keeps the adapter contract of docs/providers.md: no retries of its own
 // (the SDK's are off; the engine retries), failures as *engine.ProviderError
 // with a kind read from the status and the provider's error, and blocks that
-// never interleave (an engine.StreamWriter emits the events): chat
+// never interleave (an provider.StreamWriter emits the events): chat
 // completions streams tool-call arguments by index, possibly interleaved,
 // so every call but the first one streamed is buffered and emitted whole,
 // in index order, once the choice finishes.
@@ -49,6 +49,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // DefaultBaseURL is used when a model has no BaseURL.
@@ -84,7 +85,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if p.opts.APIKey != nil {
 		key = p.opts.APIKey(req.Model)
 	}
-	red := redactor(engine.Secrets(req.Model, key))
+	red := redactor(provider.Secrets(req.Model, key))
 
 	baseURL := req.Model.BaseURL
 	if baseURL == "" {
@@ -119,7 +120,7 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if err != nil {
 		return err
 	}
-	s := streamState{w: engine.NewStreamWriter(fn), c: &c, active: -1}
+	s := streamState{w: provider.NewStreamWriter(fn), c: &c, active: -1}
 	var ch wireChunk // one value for all events: it escapes to the heap
 	err = readEvents(ctx, body, red, func(ev ssestream.Event) (bool, error) {
 		if bytes.HasPrefix(ev.Data, done) {
@@ -162,7 +163,7 @@ func send(ctx context.Context, red redactor, do func(into ...option.RequestOptio
 	}
 	// A proxy's page with status 200 is not a stream: say so rather than
 	// report a stream that ended early (and retry it).
-	if err := engine.NotAStream(body, "an event stream", red); err != nil {
+	if err := provider.NotAStream(body, "an event stream", red); err != nil {
 		body.Body.Close()
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func send(ctx context.Context, red redactor, do func(into ...option.RequestOptio
 // nil when the stream ended (the caller tells whether it ended complete),
 // ctx's error when ctx was cancelled, else what went wrong.
 func readEvents(ctx context.Context, body *http.Response, red redactor, each func(ssestream.Event) (bool, error)) error {
-	watch := engine.WatchLines(body)
+	watch := provider.WatchLines(body)
 	dec := ssestream.NewDecoder(body)
 	defer dec.Close()
 	events := 0
@@ -203,7 +204,7 @@ func readEvents(ctx context.Context, body *http.Response, red redactor, each fun
 	if events == 0 && !isEventStream(body.Header) && !watch.Empty() {
 		// A body without a single event that is not an event stream (a
 		// server that ignored "stream": true): it will not change.
-		return engine.NotAStreamBody(body.StatusCode, body.Header.Get("Content-Type"), watch.Head(), "an event stream", red)
+		return provider.NotAStreamBody(body.StatusCode, body.Header.Get("Content-Type"), watch.Head(), "an event stream", red)
 	}
 	return nil
 }

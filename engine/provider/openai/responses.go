@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // Responses streams OpenAI's Responses API: the "openai-responses",
@@ -55,7 +56,7 @@ func (p *Responses) Stream(ctx context.Context, req *engine.Request, fn func(eng
 	if p.opts.APIKey != nil {
 		key = p.opts.APIKey(req.Model)
 	}
-	red := redactor(engine.Secrets(req.Model, key))
+	red := redactor(provider.Secrets(req.Model, key))
 	client := p.opts.HTTPClient
 	if client == nil {
 		client = http.DefaultClient
@@ -83,7 +84,7 @@ func (p *Responses) Stream(ctx context.Context, req *engine.Request, fn func(eng
 	if err != nil {
 		return err
 	}
-	s := respState{w: engine.NewStreamWriter(fn)}
+	s := respState{w: provider.NewStreamWriter(fn)}
 	var ev respEvent // one value for all events: it escapes to the heap
 	err = readEvents(ctx, body, red, func(e ssestream.Event) (bool, error) {
 		if string(e.Data) == "[DONE]" {

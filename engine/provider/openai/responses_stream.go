@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // outItem is one output item of a response, by the order it was added.
@@ -26,7 +27,7 @@ type outItem struct {
 }
 
 // respState turns Responses events into engine events through an
-// engine.StreamWriter. It lives for one Stream call, on its goroutine.
+// provider.StreamWriter. It lives for one Stream call, on its goroutine.
 //
 // Invariant: items are emitted in the order they were added, one block at
 // a time. The first item not yet ended is live: its deltas stream as they
@@ -34,7 +35,7 @@ type outItem struct {
 // emitted when every item before it has ended (OpenAI streams items one
 // after the other, so buffering only meets servers that interleave).
 type respState struct {
-	w     *engine.StreamWriter
+	w     *provider.StreamWriter
 	items []*outItem
 	next  int // items[:next] are ended
 

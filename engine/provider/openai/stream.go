@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // defaultReasoningFields are the delta fields of wireDelta that carry
@@ -21,7 +22,7 @@ type toolCall struct {
 }
 
 // streamState turns chunks into engine events through an
-// engine.StreamWriter, which keeps the block contract (one open block,
+// provider.StreamWriter, which keeps the block contract (one open block,
 // start/delta/end). It lives for one Stream call, on its goroutine.
 //
 // Invariant: at most one tool call streams live (active, an index into
@@ -29,7 +30,7 @@ type toolCall struct {
 // emitted whole in index order, so chat completions' interleaved argument
 // deltas never interleave blocks.
 type streamState struct {
-	w       *engine.StreamWriter
+	w       *provider.StreamWriter
 	c       *compat
 	calls   []toolCall
 	active  int  // index into calls of the live call; -1 before the first

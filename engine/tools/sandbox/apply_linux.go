@@ -28,6 +28,14 @@ type Config struct {
 	// the fallback when the network must be off and no namespace could be
 	// made.
 	NetTCP bool `json:"netTcp"`
+	// MountNS says the process was started in a new mount namespace too
+	// (workspace-write, with Landlock, which keeps commands from undoing
+	// it): it lays it out as Mounts says before Landlock applies.
+	MountNS bool   `json:"mountns,omitempty"`
+	Mounts  Mounts `json:"mounts"`
+	// Seccomp refuses every metadata change (read-only: the filter of
+	// seccomp_linux.go).
+	Seccomp bool `json:"seccomp,omitempty"`
 }
 
 // writeRights are the Landlock rights the sandbox handles: every way to
@@ -47,19 +55,37 @@ func LandlockABI() int {
 }
 
 // NamespaceAttr is what the agent adds to the supervisor's start for a
-// network namespace: new user and network namespaces, this user mapped to
-// itself (so files keep their owner and `id` its answer), and
-// CAP_NET_ADMIN kept across the exec just long enough to bring the
-// loopback up (Apply drops it before any command starts).
-func NamespaceAttr() *syscall.SysProcAttr {
+// network namespace (Config{NetNS: true}.SysProcAttr).
+func NamespaceAttr() *syscall.SysProcAttr { return Config{NetNS: true}.SysProcAttr() }
+
+// SysProcAttr is what the agent adds to the start of a process that
+// applies c (the supervisor, or a confined server: Wrap), nil when c needs
+// no namespace: a new user namespace, this user mapped to itself (so
+// files keep their owner and `id` its answer), with a network namespace
+// for NetNS and a mount namespace for MountNS, and the capability each
+// needs kept across the exec just long enough to set it up
+// (CAP_NET_ADMIN to bring the loopback up, CAP_SYS_ADMIN to mount; Apply
+// drops them before any command starts).
+func (c Config) SysProcAttr() *syscall.SysProcAttr {
+	if !c.NetNS && !c.MountNS {
+		return nil
+	}
 	uid, gid := os.Getuid(), os.Getgid()
-	return &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+	a := &syscall.SysProcAttr{
+		Cloneflags:                 syscall.CLONE_NEWUSER,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,
-		AmbientCaps:                []uintptr{unix.CAP_NET_ADMIN},
 	}
+	if c.NetNS {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
+	}
+	if c.MountNS {
+		a.Cloneflags |= syscall.CLONE_NEWNS
+		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN)
+	}
+	return a
 }
 
 // Apply enforces c on the calling process, every thread of it, and so on
@@ -71,18 +97,30 @@ func (c Config) Apply() (Enforcement, error) {
 		if err := loopbackUp(); err != nil {
 			return e, fmt.Errorf("bringing up the loopback of the network namespace: %w", err)
 		}
+		e.Network = "namespace"
+	}
+	if c.MountNS {
+		if !c.Landlock {
+			// Without Landlock a command could unmount what protects.
+			return e, errors.New("the mount namespace needs Landlock")
+		}
+		if err := c.Mounts.apply(); err != nil {
+			return e, err
+		}
+		e.Mounts = true
+	}
+	if c.NetNS || c.MountNS {
 		// The commands get no capability: the ambient set is what an exec
 		// would keep.
 		if err := ll.AllThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-			return e, fmt.Errorf("dropping CAP_NET_ADMIN: %w", err)
+			return e, fmt.Errorf("dropping the namespaces' capabilities: %w", err)
 		}
-		e.Network = "namespace"
 	}
 	if !c.Policy.Network && !c.NetNS {
 		e.Network = "none"
 	}
 	if !c.Landlock && !c.NetTCP {
-		return e, nil
+		return e, c.applySeccomp(&e)
 	}
 	abi := LandlockABI()
 	if abi < 1 {
@@ -132,7 +170,21 @@ func (c Config) Apply() (Enforcement, error) {
 	if c.NetTCP {
 		e.Network = "landlock-tcp"
 	}
-	return e, nil
+	return e, c.applySeccomp(&e)
+}
+
+// applySeccomp installs the read-only filter when c asks for it, last:
+// nothing of the set-up above changes metadata, and a command starts
+// under every layer.
+func (c Config) applySeccomp(e *Enforcement) error {
+	if !c.Seccomp {
+		return nil
+	}
+	if err := installMetadataFilter(); err != nil {
+		return err
+	}
+	e.Seccomp = true
+	return nil
 }
 
 // loopbackUp sets IFF_UP on "lo", so commands can still reach servers they

@@ -37,7 +37,22 @@ func (d *Dir) Close() error {
 // at a time under the deepest existing one, each reached without following
 // links; without it a missing dir is fs.ErrNotExist. A write the policy
 // refuses is a *DeniedError.
-func (p *Policy) OpenDir(dir string, create bool) (*Dir, error) {
+func (p *Policy) OpenDir(dir string, create bool) (*Dir, error) { return p.openDir(dir, create, "") }
+
+// OpenParent is OpenDir for the directory of target, the file a tool is
+// about to write (requested, the path it was given, with links followed):
+// both are checked too, before any missing directory is made, so a
+// configuration path is refused by its name whether it exists or not, and
+// whether it is reached through a link or is one.
+func (p *Policy) OpenParent(requested, target string, create bool) (*Dir, error) {
+	if err := p.checkName(requested); err != nil {
+		return nil, err
+	}
+	target = filepath.Clean(target)
+	return p.openDir(filepath.Dir(target), create, filepath.Base(target))
+}
+
+func (p *Policy) openDir(dir string, create bool, name string) (*Dir, error) {
 	dir = filepath.Clean(dir)
 	var rest []string
 	fd := -1
@@ -58,7 +73,7 @@ func (p *Policy) OpenDir(dir string, create bool) (*Dir, error) {
 		cur = parent
 	}
 	d := &Dir{fd: fd}
-	if err := p.checkFD(fd); err != nil {
+	if err := p.checkFD(fd, append(rest, name)...); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -74,7 +89,7 @@ func (p *Policy) OpenDir(dir string, create bool) (*Dir, error) {
 		}
 		d.fd = next
 	}
-	if err := p.checkFD(d.fd); err != nil {
+	if err := p.checkFD(d.fd, name); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -82,8 +97,10 @@ func (p *Policy) OpenDir(dir string, create bool) (*Dir, error) {
 	return d, nil
 }
 
-// checkFD checks the path the kernel gives for an open directory.
-func (p *Policy) checkFD(fd int) error {
+// checkFD checks the path the kernel gives for an open directory, and
+// the path the names below it would make (the directories still to make
+// and the file to write; empty names are skipped).
+func (p *Policy) checkFD(fd int, below ...string) error {
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	if err != nil {
 		return err
@@ -93,5 +110,11 @@ func (p *Policy) checkFD(fd int) error {
 	if strings.HasSuffix(real, " (deleted)") {
 		return &fs.PathError{Op: "open", Path: real, Err: fs.ErrNotExist}
 	}
-	return p.check(real)
+	if err := p.check(real); err != nil {
+		return err
+	}
+	if c := p.configPath(filepath.Join(append([]string{real}, below...)...)); c != "" {
+		return &DeniedError{Mode: p.Mode, Path: c, Roots: p.Roots, Config: c}
+	}
+	return nil
 }

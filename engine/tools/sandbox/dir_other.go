@@ -31,3 +31,14 @@ func (p *Policy) OpenDir(dir string, create bool) (*Dir, error) {
 	}
 	return &Dir{Path: real}, nil
 }
+
+// OpenParent is OpenDir for the directory of target, requested and
+// target checked too.
+func (p *Policy) OpenParent(requested, target string, create bool) (*Dir, error) {
+	for _, path := range []string{requested, target} {
+		if err := p.checkName(path); err != nil {
+			return nil, err
+		}
+	}
+	return p.OpenDir(filepath.Dir(target), create)
+}

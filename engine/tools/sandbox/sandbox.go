@@ -1,12 +1,18 @@
 // Package sandbox is what the agent's commands and file tools may change:
 // a mode (off, read-only, workspace-write), the roots writable in it and
 // whether the network is open. The kernel enforces it on commands: the
-// command supervisor (engine/tools/shellexec) applies Landlock to itself
-// before it starts any command and runs in a network namespace of its
-// own when the network is off (Apply). The in-process file tools check
+// command supervisor (engine/tools/shellexec) applies a Config to itself
+// before it starts any command (Apply): Landlock for writes, a network
+// namespace when the network is off, and for metadata, which Landlock
+// does not cover, a mount namespace laid out read-only but the roots
+// (workspace-write; it also keeps the configuration paths agents and git
+// read, configNames, read-only) or a seccomp filter (read-only). The
+// same Config confines any other process through the wrapper (Wrap: a
+// project's MCP server or extension). The in-process file tools check
 // the same rules on the resolved path of the directory they write in,
-// held open while they write (OpenDir), so no symlink swapped in between
-// the check and the write leads elsewhere. Reads are not confined.
+// held open while they write (OpenDir, OpenParent), so no symlink swapped
+// in between the check and the write leads elsewhere. Reads are not
+// confined.
 package sandbox
 
 import (
@@ -52,6 +58,13 @@ type Policy struct {
 	// Devices are the device files writable in every mode (/dev/null and
 	// the like: a shell's `> /dev/null` is not a write to guard).
 	Devices []string `json:"devices"`
+	// Protected are directories kept read-only although they lie in a
+	// root (the agent dir: Protect), resolved; the configuration names
+	// below every root (configNames) are kept too.
+	Protected []string `json:"protected,omitempty"`
+	// watch notices the configuration paths a command creates (Planted);
+	// nil outside workspace-write and in the supervisor's copy.
+	watch *plantWatch
 }
 
 // devices are writable in every mode; missing ones are skipped.
@@ -103,6 +116,7 @@ func New(mode Mode, cwd string, addDirs []string, network bool) (*Policy, error)
 	}
 	_ = add(os.TempDir(), false)
 	_ = add("/dev/shm", false)
+	p.watchMissing()
 	return p, nil
 }
 
@@ -136,9 +150,15 @@ type DeniedError struct {
 	Mode  Mode
 	Path  string // the resolved path refused
 	Roots []string
+	// Config is the configuration path Path is or lies in, when that is
+	// the rule that refused it (configPath).
+	Config string
 }
 
 func (e *DeniedError) Error() string {
+	if e.Config != "" {
+		return fmt.Sprintf("the sandbox (%s) keeps %s read-only: agents and git read it when they start and may run what it names", e.Mode, e.Config)
+	}
 	if e.Mode == ReadOnly {
 		return fmt.Sprintf("the sandbox (read-only) denies every write; %s was not changed", e.Path)
 	}
@@ -148,10 +168,13 @@ func (e *DeniedError) Error() string {
 
 // check is the refusal to write real, or nil.
 func (p *Policy) check(real string) error {
-	if p.Allows(real) {
-		return nil
+	if !p.Allows(real) {
+		return &DeniedError{Mode: p.Mode, Path: real, Roots: p.Roots}
 	}
-	return &DeniedError{Mode: p.Mode, Path: real, Roots: p.Roots}
+	if c := p.configPath(real); c != "" {
+		return &DeniedError{Mode: p.Mode, Path: real, Roots: p.Roots, Config: c}
+	}
+	return nil
 }
 
 // Explain returns a note for the output of a sandboxed command that
@@ -166,7 +189,8 @@ func (p *Policy) Explain(output string) string {
 		if p.Mode == ReadOnly {
 			notes = append(notes, "the sandbox (read-only) denies every write")
 		} else {
-			notes = append(notes, "the sandbox (workspace-write) denies writes outside "+strings.Join(p.Roots, ", "))
+			notes = append(notes, "the sandbox (workspace-write) denies writes outside "+strings.Join(p.Roots, ", ")+
+				", and to the configuration agents and git read there (.git/hooks, .git/config, .mcp.json, .xcsh, .claude, …)")
 		}
 	}
 	if !p.Network && containsAny(output, "Network is unreachable", "Could not resolve", "Temporary failure in name resolution",
@@ -199,6 +223,13 @@ type Enforcement struct {
 	// "landlock-tcp" (fallback: TCP connect and bind refused), "none"
 	// (fallback with nothing to enforce it) or "open" (allowed).
 	Network string `json:"network"`
+	// Mounts says the mount namespace of workspace-write is laid out
+	// (metadata outside the roots and the configuration paths read-only);
+	// Seccomp that read-only's filter refuses metadata changes. The CLI
+	// reads them; get_state does not show them (--sandbox-fallback says on
+	// stderr when one is missing).
+	Mounts  bool `json:"mounts,omitempty"`
+	Seccomp bool `json:"seccomp,omitempty"`
 }
 
 // State is get_state.sandbox.

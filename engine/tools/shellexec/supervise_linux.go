@@ -6,12 +6,11 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/xcsh-go/xcsh/engine/reaper"
 )
 
 // supervisorArg, as argv[1], selects the supervisor mode of the agent's
@@ -307,7 +306,7 @@ func (sv *supervisor) drain() {
 			_ = syscall.Kill(-c.pgid, syscall.SIGKILL)
 			c.killed = true
 		}
-		kids := children()
+		kids := reaper.Children()
 		for _, pid := range kids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -338,59 +337,9 @@ func (sv *supervisor) drain() {
 	}
 }
 
-// children lists the supervisor's child processes (its commands' leaders
-// and the orphans re-parented to it), from each thread's children list,
-// or where the kernel has none (CONFIG_PROC_CHILDREN), by the parent pid
-// of every process.
-func children() []int {
-	var out []int
-	tasks, _ := filepath.Glob("/proc/self/task/*/children")
-	if len(tasks) == 0 {
-		return childrenByScan()
-	}
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
-}
-
 func prctl(option int, arg uintptr) error {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, uintptr(option), arg, 0); e != 0 {
 		return e
 	}
 	return nil
-}
-
-// childrenByScan finds the processes whose parent is this one in /proc.
-func childrenByScan() []int {
-	self := strconv.Itoa(os.Getpid())
-	var out []int
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, st := range stats {
-		b, err := os.ReadFile(st)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == self {
-			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(st))); err == nil {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
 }

@@ -20,6 +20,11 @@ import (
 // whose control socket broke before the command's end was reported.
 var ErrSupervisorGone = errors.New("the command supervisor is gone")
 
+// ErrSandboxApply is the failure of a supervisor that started (in its
+// namespaces, if any) but could not apply its sandbox configuration to
+// itself; the error text says what failed (Landlock, the loopback).
+var ErrSandboxApply = errors.New("the command supervisor could not apply the sandbox")
+
 // SupervisorConfig says how the supervisor process is started.
 type SupervisorConfig struct {
 	// Path is the binary to run in supervisor mode; "" is /proc/self/exe,
@@ -185,7 +190,7 @@ func startClient(cfg SupervisorConfig) (*client, error) {
 	case m.Op != opReady:
 		return fail(fmt.Errorf("the supervisor said %q instead of ready", m.Op))
 	case m.Error != "":
-		return fail(errors.New(m.Error))
+		return fail(fmt.Errorf("%w: %s", ErrSandboxApply, m.Error))
 	}
 	cl.info = m.Info
 	go cl.read()

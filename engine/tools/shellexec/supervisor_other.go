@@ -13,6 +13,9 @@ import (
 // ErrSupervisorGone is the failure of a command whose supervisor died.
 var ErrSupervisorGone = errors.New("the command supervisor is gone")
 
+// ErrSandboxApply: the supervisor could not apply its sandbox (Linux only).
+var ErrSandboxApply = errors.New("the command supervisor could not apply the sandbox")
+
 var errNoSupervisor = errors.New("the command supervisor needs Linux")
 
 // SupervisorConfig says how the supervisor process is started (Linux only).
