@@ -230,7 +230,12 @@ func resolve(reg *models.Registry, provider, model string) (engine.Model, engine
 func localFallback(reg *models.Registry, provider, id string) (engine.Model, bool) {
 	m := engine.Model{ID: id, Name: id, Provider: provider, Input: []string{"text"}, ContextWindow: 128000, MaxTokens: 8192}
 	if provider == "ollama" {
+		// The window rule of a discovered model (ollama/window.go), the
+		// trained context unknown: Ollama itself caps num_ctx at it.
 		m.API, m.BaseURL = "ollama", ollama.Host()
+		if w := ollama.StartWindow(); w < m.ContextWindow {
+			m.ContextWindow, m.MaxContextWindow = w, m.ContextWindow
+		}
 		return m, true
 	}
 	for _, d := range reg.Discoveries() {

@@ -245,7 +245,9 @@ func (r *Registry) patch(m engine.Model, p modelPatch) engine.Model {
 		}
 	}
 	if p.contextWindow != nil {
-		m.ContextWindow = *p.contextWindow
+		// A configured window is the window: it never grows (a
+		// discovered model's MaxContextWindow no longer applies).
+		m.ContextWindow, m.MaxContextWindow = *p.contextWindow, 0
 	}
 	if p.maxTokens != nil {
 		m.MaxTokens = *p.maxTokens
@@ -277,6 +279,9 @@ func (r *Registry) finish(m engine.Model) engine.Model {
 	}
 	if m.ContextWindow <= 0 {
 		m.ContextWindow = defaultContextWindow
+	}
+	if m.MaxContextWindow <= m.ContextWindow {
+		m.MaxContextWindow = 0 // a window that cannot grow
 	}
 	if m.MaxTokens <= 0 {
 		m.MaxTokens = defaultMaxTokens

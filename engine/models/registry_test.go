@@ -361,12 +361,21 @@ func TestLocalOverridesKeepDiscovery(t *testing.T) {
 	}
 	// The overrides apply to what the server reports.
 	r := load(t, nil, map[string]string{"models.json": `{"providers":{"ollama":{"modelOverrides":{"tiny:latest":{"contextWindow":3072}}}}}`})
-	r.Add(engine.Model{ID: "tiny:latest", Provider: "ollama", API: "ollama", ContextWindow: 8192}, engine.Model{ID: "other:latest", Provider: "ollama", API: "ollama"})
-	if got := ids(r.Available()); !reflect.DeepEqual(got, []string{"ollama/tiny:latest", "ollama/other:latest"}) {
+	r.Add(engine.Model{ID: "tiny:latest", Provider: "ollama", API: "ollama", ContextWindow: 8192, MaxContextWindow: 131072},
+		engine.Model{ID: "other:latest", Provider: "ollama", API: "ollama", ContextWindow: 8192, MaxContextWindow: 131072},
+		engine.Model{ID: "odd:latest", Provider: "ollama", API: "ollama", ContextWindow: 8192, MaxContextWindow: 4096})
+	if got := ids(r.Available()); !reflect.DeepEqual(got, []string{"ollama/tiny:latest", "ollama/other:latest", "ollama/odd:latest"}) {
 		t.Errorf("Available: %v", got)
 	}
-	if m := find(t, r, "ollama", "tiny:latest"); m.ContextWindow != 3072 {
+	// A configured window is the window: it no longer grows.
+	if m := find(t, r, "ollama", "tiny:latest"); m.ContextWindow != 3072 || m.MaxContextWindow != 0 {
 		t.Errorf("override not applied: %+v", m)
+	}
+	if m := find(t, r, "ollama", "other:latest"); m.ContextWindow != 8192 || m.MaxContextWindow != 131072 {
+		t.Errorf("the window that grows lost: %+v", m)
+	}
+	if m := find(t, r, "ollama", "odd:latest"); m.MaxContextWindow != 0 {
+		t.Errorf("a largest window below the window kept: %+v", m)
 	}
 }
 

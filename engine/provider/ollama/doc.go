@@ -38,7 +38,10 @@
 // high (the session's selector then cycles off ↔ high, which is all such a
 // model can do) and gpt-oss models with low..high.
 //
-// options.num_ctx is Model.ContextWindow when positive; options.num_predict
+// options.num_ctx is Model.ContextWindow when positive: the window in
+// force, which Discover starts small (window.go: the Modelfile's num_ctx,
+// else OLLAMA_CONTEXT_LENGTH, else DefaultWindow) and the session grows up
+// to the trained context (Model.MaxContextWindow); options.num_predict
 // is Model.MaxTokens when positive (without it Ollama generates until the
 // context is full, so a looping model would never stop).
 //
