@@ -38,13 +38,14 @@ type windowProvider struct {
 	mu      sync.Mutex
 	usage   []int64 // input tokens reported by successive answers
 	need    int     // refuse windows below this (0: never)
+	minMsgs int     // refuse only requests with at least this many messages
 	windows []int   // the window of every request
 }
 
 func (p *windowProvider) Stream(ctx context.Context, req *Request, fn func(StreamEvent) error) error {
 	p.mu.Lock()
 	p.windows = append(p.windows, req.Model.ContextWindow)
-	if req.Model.ContextWindow < p.need {
+	if req.Model.ContextWindow < p.need && len(req.Messages) >= p.minMsgs {
 		p.mu.Unlock()
 		return &ProviderError{Kind: ErrorContextOverflow, Status: 400, Message: "400 the input length exceeds the context length"}
 	}
@@ -65,7 +66,15 @@ func (p *windowProvider) Stream(ctx context.Context, req *Request, fn func(Strea
 func windowSession(t *testing.T, p Provider, rec *recorder) *Session {
 	t.Helper()
 	m := Model{ID: "qwen3:8b", API: "ollama", Provider: "ollama", ContextWindow: 16384, MaxContextWindow: 40960, MaxTokens: 8192}
-	s := New(Config{Provider: p, Model: &m, Clock: DeterministicEpoch, IDs: &SequentialIDs{}, Sink: rec, RetryBaseDelay: 1})
+	return windowSessionWith(t, Config{Provider: p, Model: &m}, rec)
+}
+
+// windowSessionWith runs a session of cfg (its clock, ids and sink
+// filled in) until the test ends.
+func windowSessionWith(t *testing.T, cfg Config, rec *recorder) *Session {
+	t.Helper()
+	cfg.Clock, cfg.IDs, cfg.Sink, cfg.RetryBaseDelay = DeterministicEpoch, &SequentialIDs{}, rec, 1
+	s := New(cfg)
 	done := make(chan struct{})
 	go func() { s.Loop(); close(done) }()
 	t.Cleanup(func() {
@@ -174,24 +183,27 @@ func TestWindowGrowsOnRefusal(t *testing.T) {
 }
 
 // TestWindowRefusedAtLargest: at its largest window a refused request
-// takes the usual course: the failure, then an overflow compaction.
+// with a conversation before it takes the usual course: the failure, then
+// an overflow compaction.
 func TestWindowRefusedAtLargest(t *testing.T) {
 	t.Parallel()
-	p := &windowProvider{usage: []int64{100}, need: 1 << 30}
+	p := &windowProvider{usage: []int64{100}, need: 1 << 30, minMsgs: 2}
 	rec := &recorder{}
 	s := windowSession(t, p, rec)
-	s.Call(func() {
-		if err := s.Prompt("too long", PromptOptions{}); err != nil {
-			t.Error(err)
-		}
-	})
-	waitIdle(s)
+	for _, text := range []string{"first", "too long"} {
+		s.Call(func() {
+			if err := s.Prompt(text, PromptOptions{}); err != nil {
+				t.Error(err)
+			}
+		})
+		waitIdle(s)
+	}
 	if got := rec.matching(`{"type":"auto_compaction_start"`); len(got) == 0 || !strings.Contains(got[0], `"reason":"overflow"`) {
 		t.Errorf("compactions: %v", got)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.windows) < 3 || p.windows[0] != 16384 || p.windows[1] != 32768 || p.windows[2] != 40960 {
+	if len(p.windows) < 4 || p.windows[1] != 16384 || p.windows[2] != 32768 || p.windows[3] != 40960 {
 		t.Errorf("windows %v", p.windows)
 	}
 }

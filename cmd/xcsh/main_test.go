@@ -151,8 +151,11 @@ func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if !ok {
 			ts.Fatalf("apiserver: no server named %q", args[1])
 		}
+		// Stdout taken even for no request: testscript keeps the
+		// previous command's stdout when a builtin never asks for it.
+		out := ts.Stdout()
 		for _, body := range srv.RequestBodies() {
-			fmt.Fprintf(ts.Stdout(), "%s\n", body)
+			fmt.Fprintf(out, "%s\n", body)
 		}
 		return
 	}
