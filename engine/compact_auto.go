@@ -15,7 +15,8 @@ import (
 // the work), or when the request failed because the context did not fit
 // (reason "overflow"; the failed message leaves the context and the
 // request is sent again once the summary is in place). An overflow is
-// never retried by auto-retry.
+// never retried by auto-retry. A model whose window can grow (window.go)
+// grows it instead of compacting, until it is as large as it may be.
 
 // overflowText is the original's list of context-overflow wordings (§6.2),
 // with Ollama's own ("the input length exceeds the context length").
@@ -92,11 +93,17 @@ func (s *Session) compactionStage(r *run, aborted bool) *postRun {
 		return s.autoCompaction("overflow", true)
 	}
 	if silentOverflow(msg, cur.ContextWindow) {
+		if s.growWindow(contextTokens(msg.Usage)) {
+			return nil // the next request has the room (window.go)
+		}
 		return s.autoCompaction("overflow", false)
 	}
 	saved := s.pruneToolOutputs()
 	_, _, threshold := s.cfg.Compaction.Budgets(cur.ContextWindow)
-	if threshold > 0 && contextTokens(msg.Usage)-saved > threshold {
+	if tokens := contextTokens(msg.Usage) - saved; threshold > 0 && tokens > threshold {
+		if s.growWindow(tokens) {
+			return nil // a larger window instead of a compaction (window.go)
+		}
 		return s.autoCompaction("threshold", false)
 	}
 	return nil
@@ -166,11 +173,17 @@ func (s *Session) promptCompaction() (string, *AssistantMessage) {
 		return "", nil
 	}
 	if silentOverflow(msg, cur.ContextWindow) {
+		if s.growWindow(contextTokens(msg.Usage)) {
+			return "", nil
+		}
 		return "threshold", msg
 	}
 	saved := s.pruneToolOutputs()
 	_, _, threshold := s.cfg.Compaction.Budgets(cur.ContextWindow)
-	if threshold > 0 && contextTokens(msg.Usage)-saved > threshold {
+	if tokens := contextTokens(msg.Usage) - saved; threshold > 0 && tokens > threshold {
+		if s.growWindow(tokens) {
+			return "", nil // a larger window instead (window.go)
+		}
 		return "threshold", msg
 	}
 	return "", nil

@@ -416,7 +416,12 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 	var err error
 	var cut *ttsrCut // the rule that ended the call, if one did
 	q := newStreamQueue(s.cfg.Sink)
-	if ctx.Err() == nil {
+	// Not at all when its fixed part cannot fit (window_fit.go); once, or
+	// again when the request was refused for its size and the window could
+	// grow (window.go).
+	err = cannotFit(req, nil)
+	for again := err == nil; again && ctx.Err() == nil; {
+		again = false
 		// The stream runs under its own context so the watchdog can end a
 		// silent provider without it counting as an abort.
 		sctx, scancel := context.WithCancelCause(ctx)
@@ -452,6 +457,20 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		}
 		r.ruleCut = cut != nil
 		scancel(nil)
+		if err != nil && cut == nil && ctx.Err() == nil {
+			s.Call(func() {
+				s.drainStream(r, q, -1)
+				again = s.growOnRefusal(r, req, err)
+				if !again && s.partial != nil && len(s.partial.msg.Content) == 0 {
+					if e := cannotFit(req, err); e != nil {
+						err = e
+					}
+				}
+			})
+			if again {
+				err, q = nil, newStreamQueue(s.cfg.Sink)
+			}
+		}
 	}
 	var msg *AssistantMessage
 	s.Call(func() {

@@ -5,18 +5,24 @@ import "encoding/json"
 // Model is the registry description of a model, with the JSON shape of the
 // original's Model object (get_state.model, get_available_models).
 type Model struct {
-	ID            string            `json:"id"`
-	Name          string            `json:"name"`
-	API           string            `json:"api"`
-	Provider      string            `json:"provider"`
-	BaseURL       string            `json:"baseUrl"`
-	Reasoning     bool              `json:"reasoning"`
-	Input         []string          `json:"input"`
-	Cost          ModelCost         `json:"cost"`
-	ContextWindow int               `json:"contextWindow"`
-	MaxTokens     int               `json:"maxTokens"`
-	Headers       map[string]string `json:"headers,omitempty"`
-	Thinking      *ModelThinking    `json:"thinking,omitempty"`
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	API           string    `json:"api"`
+	Provider      string    `json:"provider"`
+	BaseURL       string    `json:"baseUrl"`
+	Reasoning     bool      `json:"reasoning"`
+	Input         []string  `json:"input"`
+	Cost          ModelCost `json:"cost"`
+	ContextWindow int       `json:"contextWindow"`
+	// MaxContextWindow, when above ContextWindow, is the largest window
+	// the model may grow to (its trained context): a model a local server
+	// runs starts with a window that fits the machine, ContextWindow, and
+	// the session doubles it when the conversation needs more (window.go).
+	// 0 for a model whose window is what it is.
+	MaxContextWindow int               `json:"maxContextWindow,omitempty"`
+	MaxTokens        int               `json:"maxTokens"`
+	Headers          map[string]string `json:"headers,omitempty"`
+	Thinking         *ModelThinking    `json:"thinking,omitempty"`
 	// Compat holds an API's quirks as configured (models.yml "compat":
 	// thinkingFormat, maxTokensField, supportsUsageInStreaming, ...). The
 	// engine passes it through untouched; the adapter of Model.API reads it.

@@ -95,9 +95,14 @@ const (
 	// decoder's cap). Asking again gets the same answer, so it is never
 	// retried, whatever its text says (a page titled "502 Bad Gateway").
 	ErrorProtocol
+	// ErrorNoServer: nothing listens at the address of a server on this
+	// machine (LocalRefused: a refused connection to a loopback address).
+	// The server is not running, and asking again in seconds would only
+	// hold back the message that says so: never retried.
+	ErrorNoServer
 )
 
-var errorKindNames = [...]string{"other", "rate_limit", "overloaded", "context_overflow", "auth", "transport", "protocol"}
+var errorKindNames = [...]string{"other", "rate_limit", "overloaded", "context_overflow", "auth", "transport", "protocol", "no_server"}
 
 func (k ErrorKind) String() string {
 	if int(k) < len(errorKindNames) {

@@ -60,7 +60,7 @@ func retryable(msg *AssistantMessage, err error) bool {
 	var pe *ProviderError
 	if errors.As(err, &pe) {
 		switch {
-		case pe.Kind == ErrorContextOverflow || pe.Kind == ErrorAuth || pe.Kind == ErrorProtocol:
+		case pe.Kind == ErrorContextOverflow || pe.Kind == ErrorAuth || pe.Kind == ErrorProtocol || pe.Kind == ErrorNoServer:
 			return false
 		case pe.Kind.Retryable():
 			return true

@@ -254,6 +254,8 @@ func TestNoRetryWhenDisabledOrNotTransient(t *testing.T) {
 		{"disabled", &ProviderError{Kind: ErrorOverloaded, Message: "overloaded"}, true},
 		{"context overflow", &ProviderError{Kind: ErrorContextOverflow, Message: "prompt is too long: 300000 tokens > 200000 maximum"}, false},
 		{"auth", &ProviderError{Kind: ErrorAuth, Status: 401, Message: "401 invalid x-api-key"}, false},
+		// Its text would read as transient ("connection refused"): the kind wins.
+		{"local server down", &ProviderError{Kind: ErrorNoServer, Message: "could not reach Ollama at http://127.0.0.1:11434: connection refused"}, false},
 		{"plain text, not transient", fmt.Errorf("invalid_request_error: tools.0.name is invalid"), false},
 	}
 	for _, tc := range cases {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -102,5 +103,31 @@ func (m *mux) Stream(ctx context.Context, req *engine.Request, fn func(engine.St
 		r.Model.Headers = h
 		req = &r
 	}
-	return p.Stream(ctx, req, fn)
+	return localServerDown(p.Stream(ctx, req, fn), req.Model)
+}
+
+// startHints say how to start the server of a local provider.
+var startHints = map[string]string{
+	"ollama":    `Start Ollama ("ollama serve", or the Ollama app), or set OLLAMA_HOST to the address it listens on`,
+	"llama.cpp": "Start llama-server (llama-server -m MODEL.gguf --port 8080), or set LLAMA_CPP_BASE_URL to the address it listens on",
+	"lm-studio": "Start LM Studio's server (lms server start, or Developer > Start Server in the app), or set LM_STUDIO_BASE_URL to the address it listens on",
+}
+
+// localServerDown turns a transport failure that is a refused connection
+// to this machine into the error that says the server is not running and
+// how to start it, which the engine does not retry (engine.ErrorNoServer:
+// retrying a server that is not there kept the user waiting 14 s for the
+// answer). Other errors pass unchanged; the Ollama adapter says so itself.
+func localServerDown(err error, m engine.Model) error {
+	var pe *engine.ProviderError
+	if !errors.As(err, &pe) || pe.Kind != engine.ErrorTransport || !engine.LocalRefused(err) {
+		return err
+	}
+	hint, ok := startHints[m.Provider]
+	if !ok {
+		hint = fmt.Sprintf("Start it, or correct provider %q's baseUrl in models.json", m.Provider)
+	}
+	return &engine.ProviderError{Kind: engine.ErrorNoServer,
+		Message: fmt.Sprintf("could not reach %s at %s: connection refused, nothing listens there. %s", m.Provider, m.BaseURL, hint),
+		Err:     err}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strings"
 	"testing"
 
@@ -53,5 +55,39 @@ func TestMuxServesEveryAPI(t *testing.T) {
 		})
 	if err != nil || !done {
 		t.Errorf("fake API: err %v, done %v", err, done)
+	}
+}
+
+// TestLocalServerDown: a chat-completions server on this machine that is
+// not running fails at once with what to do (no retry: ErrorNoServer);
+// another failure passes unchanged.
+func TestLocalServerDown(t *testing.T) {
+	reg, err := models.Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	m := newMux(reg)
+	for provider, want := range map[string]string{
+		"llama.cpp": "could not reach llama.cpp at " + base + ": connection refused, nothing listens there. Start llama-server",
+		"my-vllm":   "could not reach my-vllm at " + base + ": connection refused, nothing listens there. Start it, or correct provider \"my-vllm\"'s baseUrl in models.json",
+	} {
+		err := m.Stream(context.Background(), &engine.Request{
+			Model:    engine.Model{API: "openai-completions", Provider: provider, ID: "m", BaseURL: base},
+			Messages: []engine.Message{&engine.UserMessage{Content: []engine.ContentBlock{engine.TextBlock("hi")}}}},
+			func(engine.StreamEvent) error { return nil })
+		var pe *engine.ProviderError
+		if !errors.As(err, &pe) || pe.Kind != engine.ErrorNoServer || !strings.HasPrefix(pe.Message, want) {
+			t.Errorf("%s: err %v, want no_server %q...", provider, err, want)
+		}
+	}
+	other := &engine.ProviderError{Kind: engine.ErrorTransport, Message: "reset"}
+	if got := localServerDown(other, engine.Model{Provider: "lm-studio"}); got != other {
+		t.Errorf("a transport failure that is no refused dial became %v", got)
 	}
 }

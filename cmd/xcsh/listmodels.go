@@ -9,6 +9,7 @@ import (
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/models"
+	"github.com/xcsh-go/xcsh/engine/provider/ollama"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/fakeprovider"
 )
@@ -42,6 +43,7 @@ func listModels(o *options, args []string, stdout, stderr io.Writer) error {
 	}
 	search := strings.TrimSpace(strings.Join(args, " "))
 	var rows [][6]string
+	grows := false // a row's window can grow
 	for _, m := range reg.Available() {
 		if o.provider != "" && m.Provider != o.provider {
 			continue
@@ -59,7 +61,14 @@ func listModels(o *options, args []string, stdout, stderr io.Writer) error {
 				images = "yes"
 			}
 		}
-		rows = append(rows, [6]string{m.Provider, m.ID, tokenCount(m.ContextWindow), tokenCount(m.MaxTokens), thinking, images})
+		context := tokenCount(m.ContextWindow)
+		if m.MaxContextWindow > m.ContextWindow {
+			// A local server's model: the window in force, then how far
+			// the session may grow it.
+			context += "-" + tokenCount(m.MaxContextWindow)
+			grows = true
+		}
+		rows = append(rows, [6]string{m.Provider, m.ID, context, tokenCount(m.MaxTokens), thinking, images})
 	}
 	if len(rows) == 0 {
 		if search != "" {
@@ -98,6 +107,9 @@ func listModels(o *options, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, b.String())
 	}
 	fmt.Fprintln(stdout, "\nthinking: the level a session starts with (xhigh, or --thinking, clamped to the model; - for none). Select one with --model provider/model[:level].")
+	if grows {
+		fmt.Fprintf(stdout, "context A-B: an Ollama model starts with window A (its Modelfile's num_ctx, else OLLAMA_CONTEXT_LENGTH, else %d) and doubles it up to its trained context B when the conversation needs more (docs/providers.md).\n", ollama.DefaultWindow)
+	}
 	if search == "" {
 		writeHints(stdout, enableHints(reg, agentDir, o.provider))
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,9 +73,10 @@ func TestScripts(t *testing.T) {
 		// The example extensions the ext_example_* scenarios run.
 		env.Setenv("XCSH_EXAMPLES", filepath.Join(root, "docs", "examples", "extensions"))
 		env.Setenv("XCSH_REPO_ROOT", root)
-		// Scenarios named ollama_real_* talk to the real Ollama server of
-		// ../shared/ollama, started once for the run that needs it.
-		if strings.HasPrefix(filepath.Base(env.WorkDir), "script-ollama_real") {
+		// Scenarios that use the condition [real-ollama] talk to the real
+		// Ollama server of ../shared/ollama, started once for the run
+		// that needs it.
+		if usesRealOllama(root, strings.TrimPrefix(filepath.Base(env.WorkDir), "script-")) {
 			url, err := realOllama(root)
 			env.Setenv("REAL_OLLAMA", url)
 			if err != nil {
@@ -148,8 +151,11 @@ func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if !ok {
 			ts.Fatalf("apiserver: no server named %q", args[1])
 		}
+		// Stdout taken even for no request: testscript keeps the
+		// previous command's stdout when a builtin never asks for it.
+		out := ts.Stdout()
 		for _, body := range srv.RequestBodies() {
-			fmt.Fprintf(ts.Stdout(), "%s\n", body)
+			fmt.Fprintf(out, "%s\n", body)
 		}
 		return
 	}
@@ -204,7 +210,9 @@ type openaiBodies struct{ *openaitest.Server }
 func (o openaiBodies) RequestBodies() [][]byte {
 	var out [][]byte
 	for _, r := range o.Requests() {
-		out = append(out, r.Body)
+		if r.Method != http.MethodGet { // discovery's GETs have no body
+			out = append(out, r.Body)
+		}
 	}
 	return out
 }
@@ -245,6 +253,14 @@ func renderCmd(ts *testscript.TestScript, neg bool, args []string) {
 	dst := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(filepath.Dir(dst), 0o755))
 	ts.Check(os.WriteFile(dst, []byte(os.Expand(src, ts.Getenv)), 0o644))
+}
+
+// usesRealOllama reports whether the scenario name needs the real Ollama
+// server: its file uses the condition real-ollama ([real-ollama] or
+// [!real-ollama], as every ollama_real_* does).
+func usesRealOllama(root, name string) bool {
+	b, err := os.ReadFile(filepath.Join(root, "testscripts", name+".txtar"))
+	return err == nil && (bytes.Contains(b, []byte("[real-ollama]")) || bytes.Contains(b, []byte("[!real-ollama]")))
 }
 
 func liveOllama() bool {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/models"
@@ -29,6 +28,8 @@ type modelSetup struct {
 	scoped   []engine.ScopedModel
 	// discovery is the background model discovery; wait before exiting.
 	discovery sync.WaitGroup
+	found     discoveries // what it asked and what failed
+	agentDir  string      // where models.json is, for the errors that name it
 }
 
 // setupModels loads the registry (<agentDir>/models.json and models.yml),
@@ -41,20 +42,35 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 	if err != nil {
 		return nil, &exitError{2, "Error: " + err.Error()}
 	}
-	ms := &modelSetup{reg: reg, provider: newMux(reg)}
+	ms := &modelSetup{reg: reg, provider: newMux(reg), agentDir: sessionfile.AgentDir(env)}
+	// Local servers are asked at once; start-up waits for them only when
+	// the choice of model needs their answer.
+	ms.startDiscovery(reg, env, deterministic)
+	if err := ms.choose(o, optional, stderr); err != nil {
+		// The askers end within their bound; nothing outlives setup
+		// unowned.
+		ms.discovery.Wait()
+		return nil, err
+	}
+	return ms, nil
+}
+
+// choose picks the starting model from --provider and --model, and applies
+// --api-key and --models.
+func (ms *modelSetup) choose(o *options, optional bool, stderr io.Writer) error {
+	reg := ms.reg
 	// A provider of models.json named "fake" (the family's own test set-up
 	// does that) replaces the built-in one entirely (docs/providers.md).
 	builtinFake := !reg.Configured("fake")
 	if builtinFake {
 		reg.SetKeyless("fake")
 	}
-
 	provider, model := splitModelFlags(o.provider, o.model)
 	switch {
 	case provider == "fake" && builtinFake:
 		p, level, err := fakeModel(model, stderr)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ms.provider.setFake(p)
 		m := p.Model()
@@ -62,33 +78,48 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 		ms.model, ms.thinking = &m, level
 	case provider == "" && model == "":
 		avail := reg.Available()
+		if len(avail) == 0 {
+			// No provider has a key: a running local server's model, once
+			// the discovery under way has answered (bounded).
+			ms.discovery.Wait()
+			if m, ok := localDefault(reg, !o.noTools); ok {
+				ms.model = &m
+				break
+			}
+		}
 		if len(avail) == 0 && optional {
 			break // the resumed session's record names its model
 		}
 		if len(avail) == 0 {
-			return nil, &exitError{2, "Error: no models available: use --provider fake for the built-in demo model, set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY), start Ollama, or configure a provider (docs/providers.md)"}
+			return &exitError{2, "Error: no models available: use --provider fake for the built-in demo model, set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY), start Ollama, or configure a provider (docs/providers.md)"}
 		}
 		ms.model = &avail[0]
 	default:
-		if provider == "ollama" {
-			// Selecting an Ollama model by name needs the server's answer:
-			// wait for discovery (bounded), then fall back to a model with
-			// defaults, since Ollama can serve any pulled model.
-			ms.discoverOllama(context.Background(), reg, ollama.Host())
+		switch {
+		case ms.found.isAsked(provider):
+			// Selecting a local model by name needs its server's answer:
+			// wait for the discovery under way (bounded).
+			ms.discovery.Wait()
+		case provider == "ollama":
+			ms.discoverOllama(context.Background(), reg)
 		}
+		// An Ollama model the server did not list falls back to a model
+		// with defaults below, since Ollama can serve any pulled model.
 		if provider != "" && !slices.Contains(reg.Providers(), provider) {
 			known := reg.Providers()
 			if builtinFake && !slices.Contains(known, "fake") {
 				known = append(known, "fake")
 			}
-			return nil, &exitError{2, unknownProvider(provider, known, sessionfile.AgentDir(env))}
+			return &exitError{2, unknownProvider(provider, known, ms.agentDir)}
 		}
 		m, level, ok := resolve(reg, provider, model)
-		if !ok && provider == "ollama" && model != "" {
+		if !ok && model != "" {
 			base, lvl := models.SplitThinking(model)
 			// Not added to the registry: get_available_models lists only
 			// what the server said it has.
-			m, level, ok = ollamaDefault(base), lvl, true
+			if d, local := localFallback(reg, provider, base); local {
+				m, level, ok = d, lvl, true
+			}
 		}
 		if !ok {
 			base, _ := models.SplitThinking(model)
@@ -100,7 +131,10 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 				}
 				msg += fmt.Sprintf("; nearest of %s: %s", of, strings.Join(near, ", "))
 			}
-			return nil, &exitError{2, msg + " (xcsh --list-models lists them all)"}
+			if hint := ms.notFoundHint(provider); hint != "" {
+				return &exitError{2, msg + hint}
+			}
+			return &exitError{2, msg + " (xcsh --list-models lists them all)"}
 		}
 		ms.model, ms.thinking = &m, level
 	}
@@ -112,8 +146,7 @@ func setupModels(o *options, env func(string) string, deterministic, optional bo
 			ms.scoped = append(ms.scoped, engine.ScopedModel{Model: sm.Model, Thinking: sm.Thinking})
 		}
 	}
-	ms.startDiscovery(reg, env, deterministic)
-	return ms, nil
+	return nil
 }
 
 // splitModelFlags normalises --provider and --model: "provider/id" in
@@ -189,44 +222,29 @@ func resolve(reg *models.Registry, provider, model string) (engine.Model, engine
 	return reg.ResolveThinking(pattern)
 }
 
-// ollamaDefault is an Ollama model the server did not describe (discovery
-// failed or the model is not pulled yet: the first call says so).
-func ollamaDefault(id string) engine.Model {
-	return engine.Model{ID: id, Name: id, API: "ollama", Provider: "ollama", BaseURL: ollama.Host(),
-		Input: []string{"text"}, ContextWindow: 128000, MaxTokens: 8192}
-}
-
-// discoverOllama asks an Ollama server for its models (bounded by the
-// discovery's own timeout) and adds them to the registry.
-func (ms *modelSetup) discoverOllama(ctx context.Context, reg *models.Registry, host string) {
-	found, err := ollama.Discovery{Host: host, Timeout: time.Second}.Run(ctx)
-	if err == nil {
-		reg.Add(found...)
+// localFallback is a model of a local server (Ollama, llama.cpp, LM
+// Studio) that its server did not list: the server is down (the first
+// call says so, with how to start it), Ollama has not pulled it yet, or
+// LM Studio loads it on demand; llama-server answers with its one model
+// whatever the name. ok is false for other providers.
+func localFallback(reg *models.Registry, provider, id string) (engine.Model, bool) {
+	m := engine.Model{ID: id, Name: id, Provider: provider, Input: []string{"text"}, ContextWindow: 128000, MaxTokens: 8192}
+	if provider == "ollama" {
+		// The window rule of a discovered model (ollama/window.go), the
+		// trained context unknown: Ollama itself caps num_ctx at it.
+		m.API, m.BaseURL = "ollama", ollama.Host()
+		if w := ollama.StartWindow(); w < m.ContextWindow {
+			m.ContextWindow, m.MaxContextWindow = w, m.ContextWindow
+		}
+		return m, true
 	}
-}
-
-// startDiscovery looks for local models in the background so start-up
-// never waits for a server that is not there. Under the deterministic
-// switch the implicit local providers are not probed (a developer's own
-// Ollama must not change a golden transcript) unless OLLAMA_HOST names one.
-func (ms *modelSetup) startDiscovery(reg *models.Registry, env func(string) string, deterministic bool) {
 	for _, d := range reg.Discoveries() {
-		if d.Type != "ollama" {
-			continue // llama.cpp, lm-studio and openai-compat discovery: not in this build
+		if d.Provider == provider && d.Type == provider {
+			m.API, m.BaseURL = d.API, d.BaseURL
+			return m, true
 		}
-		if d.Implicit && deterministic && env("OLLAMA_HOST") == "" {
-			continue
-		}
-		host := d.BaseURL
-		if d.Implicit && env("OLLAMA_HOST") != "" {
-			host = ollama.Host()
-		}
-		ms.discovery.Add(1)
-		go func() {
-			defer ms.discovery.Done()
-			ms.discoverOllama(context.Background(), reg, strings.TrimSuffix(host, "/v1"))
-		}()
 	}
+	return engine.Model{}, false
 }
 
 // registryModels adapts the registry to engine.ModelCatalog.

@@ -125,15 +125,19 @@ type Discovery struct {
 }
 
 // localProviders are the original's implicit keyless discoverable
-// providers, added when the configuration does not name them. The Ollama
-// API is openai-responses in the original's code (its docs say
+// providers, added when the configuration does not name them whole. The
+// Ollama API is openai-responses in the original's code (its docs say
 // completions); our Ollama adapter speaks the native API, so the wiring in
-// cmd decides which adapter serves these models.
+// cmd decides which adapter serves these models. llama.cpp is declared
+// openai-responses there too, but llama-server speaks chat completions
+// (at /v1/chat/completions, and /chat/completions at its root, which the
+// original's base URL without /v1 relies on) and its Responses endpoint
+// is recent and partial: its models speak openai-completions here.
 var localProviders = []struct {
 	name, api, env, url string
 }{
 	{"ollama", "openai-responses", "OLLAMA_BASE_URL", "http://127.0.0.1:11434"},
-	{"llama.cpp", "openai-responses", "LLAMA_CPP_BASE_URL", "http://127.0.0.1:8080"},
+	{"llama.cpp", "openai-completions", "LLAMA_CPP_BASE_URL", "http://127.0.0.1:8080"},
 	{"lm-studio", "openai-completions", "LM_STUDIO_BASE_URL", "http://127.0.0.1:1234/v1"},
 }
 

@@ -5,6 +5,11 @@
 //
 // # Sources and order
 //
+// The local providers ollama, llama.cpp and lm-studio are discovered at
+// run time (Discoveries) unless the configuration defines one whole (models
+// of its own, or a discovery block); an entry that only adjusts one
+// (modelOverrides, compat, baseUrl) applies to what its server reports.
+//
 // Registry order, which get_available_models and cycle_model follow, is
 // the original's (agent-core §10.2): the catalog; then, provider by
 // provider in file order, the provider's baseUrl and compat laid onto its

@@ -196,15 +196,29 @@ func (r *Registry) build(cfgs []*providerConfig) {
 		}
 	}
 	for _, lp := range localProviders {
-		if r.providers[lp.name] != nil {
-			continue
+		d := Discovery{Provider: lp.name, Type: lp.name, API: lp.api, BaseURL: r.env(lp.env), Implicit: true}
+		if d.BaseURL == "" {
+			d.BaseURL = lp.url
 		}
-		url := r.env(lp.env)
-		if url == "" {
-			url = lp.url
+		if pc := r.providers[lp.name]; pc != nil {
+			// A configuration that only adjusts a local provider (its
+			// modelOverrides, compat, baseUrl, headers, api) changes the
+			// models the server has; it never hides them, so the provider
+			// is still discovered, at its baseUrl when it gives one. One
+			// that lists models of its own, or a discovery block, is the
+			// whole definition.
+			if len(pc.models) > 0 || pc.discovery != "" {
+				continue
+			}
+			if pc.baseURL != "" {
+				d.BaseURL, d.Implicit = pc.baseURL, false
+			}
+			if pc.api != "" {
+				d.API = pc.api
+			}
 		}
 		// Each local provider is discovered the way its name says.
-		r.discoveries = append(r.discoveries, Discovery{Provider: lp.name, Type: lp.name, API: lp.api, BaseURL: url, Implicit: true})
+		r.discoveries = append(r.discoveries, d)
 	}
 	for i := range r.models {
 		r.models[i] = r.finish(r.models[i])
@@ -231,7 +245,9 @@ func (r *Registry) patch(m engine.Model, p modelPatch) engine.Model {
 		}
 	}
 	if p.contextWindow != nil {
-		m.ContextWindow = *p.contextWindow
+		// A configured window is the window: it never grows (a
+		// discovered model's MaxContextWindow no longer applies).
+		m.ContextWindow, m.MaxContextWindow = *p.contextWindow, 0
 	}
 	if p.maxTokens != nil {
 		m.MaxTokens = *p.maxTokens
@@ -263,6 +279,9 @@ func (r *Registry) finish(m engine.Model) engine.Model {
 	}
 	if m.ContextWindow <= 0 {
 		m.ContextWindow = defaultContextWindow
+	}
+	if m.MaxContextWindow <= m.ContextWindow {
+		m.MaxContextWindow = 0 // a window that cannot grow
 	}
 	if m.MaxTokens <= 0 {
 		m.MaxTokens = defaultMaxTokens
@@ -594,8 +613,10 @@ func (r *Registry) Providers() []string {
 
 // Discoveries lists the providers whose models are found at run time: those
 // models.yml gives a discovery block, then the implicit local providers
-// (ollama, llama.cpp, lm-studio, with their *_BASE_URL overrides) that the
-// configuration does not name.
+// (ollama, llama.cpp, lm-studio, with their *_BASE_URL overrides) unless
+// the configuration defines them whole (models of their own, or a
+// discovery block): a configuration that only adjusts one (modelOverrides,
+// compat, baseUrl) keeps its discovery.
 func (r *Registry) Discoveries() []Discovery {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -316,7 +316,7 @@ func TestImplicitLocalProviders(t *testing.T) {
 	}
 	want := []Discovery{
 		{Provider: "ollama", Type: "ollama", API: "openai-responses", BaseURL: "http://gpu:11434", Implicit: true},
-		{Provider: "llama.cpp", Type: "llama.cpp", API: "openai-responses", BaseURL: "http://127.0.0.1:8080", Implicit: true},
+		{Provider: "llama.cpp", Type: "llama.cpp", API: "openai-completions", BaseURL: "http://127.0.0.1:8080", Implicit: true},
 		{Provider: "lm-studio", Type: "lm-studio", API: "openai-completions", BaseURL: "http://127.0.0.1:1234/v1", Implicit: true},
 	}
 	if got := r.Discoveries(); !reflect.DeepEqual(got, want) {
@@ -327,6 +327,55 @@ func TestImplicitLocalProviders(t *testing.T) {
 	got := r.Available()
 	if len(got) != 1 || got[0].Name != "qwen3:8b" || got[0].Thinking == nil || len(got[0].Input) != 1 {
 		t.Errorf("discovered: %+v", got)
+	}
+}
+
+// TestLocalOverridesKeepDiscovery: a configuration that only adjusts a
+// local provider keeps it discovered (issue 27: a modelOverrides entry for
+// ollama hid the server's models), at its baseUrl when it gives one.
+func TestLocalOverridesKeepDiscovery(t *testing.T) {
+	for _, tc := range []struct {
+		name, provider, json string
+		want                 *Discovery
+	}{
+		{"overrides only", "ollama", `{"providers":{"ollama":{"modelOverrides":{"tiny:latest":{"contextWindow":3072}}}}}`,
+			&Discovery{Provider: "ollama", Type: "ollama", API: "openai-responses", BaseURL: "http://127.0.0.1:11434", Implicit: true}},
+		{"a baseUrl", "ollama", `{"providers":{"ollama":{"baseUrl":"http://gpu:11434","modelOverrides":{"x":{"name":"X"}}}}}`,
+			&Discovery{Provider: "ollama", Type: "ollama", API: "openai-responses", BaseURL: "http://gpu:11434"}},
+		{"an api", "lm-studio", `{"providers":{"lm-studio":{"api":"openai-responses","compat":{"supportsStore":true}}}}`,
+			&Discovery{Provider: "lm-studio", Type: "lm-studio", API: "openai-responses", BaseURL: "http://127.0.0.1:1234/v1", Implicit: true}},
+		{"models of its own", "ollama", `{"providers":{"ollama":{"baseUrl":"http://gpu:11434","api":"ollama","auth":"none","models":[{"id":"m"}]}}}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := load(t, nil, map[string]string{"models.json": tc.json})
+			var got *Discovery
+			for _, d := range r.Discoveries() {
+				if d.Provider == tc.provider {
+					got = &d
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("discovery %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	// The overrides apply to what the server reports.
+	r := load(t, nil, map[string]string{"models.json": `{"providers":{"ollama":{"modelOverrides":{"tiny:latest":{"contextWindow":3072}}}}}`})
+	r.Add(engine.Model{ID: "tiny:latest", Provider: "ollama", API: "ollama", ContextWindow: 8192, MaxContextWindow: 131072},
+		engine.Model{ID: "other:latest", Provider: "ollama", API: "ollama", ContextWindow: 8192, MaxContextWindow: 131072},
+		engine.Model{ID: "odd:latest", Provider: "ollama", API: "ollama", ContextWindow: 8192, MaxContextWindow: 4096})
+	if got := ids(r.Available()); !reflect.DeepEqual(got, []string{"ollama/tiny:latest", "ollama/other:latest", "ollama/odd:latest"}) {
+		t.Errorf("Available: %v", got)
+	}
+	// A configured window is the window: it no longer grows.
+	if m := find(t, r, "ollama", "tiny:latest"); m.ContextWindow != 3072 || m.MaxContextWindow != 0 {
+		t.Errorf("override not applied: %+v", m)
+	}
+	if m := find(t, r, "ollama", "other:latest"); m.ContextWindow != 8192 || m.MaxContextWindow != 131072 {
+		t.Errorf("the window that grows lost: %+v", m)
+	}
+	if m := find(t, r, "ollama", "odd:latest"); m.MaxContextWindow != 0 {
+		t.Errorf("a largest window below the window kept: %+v", m)
 	}
 }
 

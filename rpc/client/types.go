@@ -6,18 +6,21 @@ import "encoding/json"
 // get_available_models). Raw keeps the whole object for keys not typed here
 // (headers, compat, …).
 type Model struct {
-	ID            string          `json:"id"`
-	Name          string          `json:"name"`
-	API           string          `json:"api"`
-	Provider      string          `json:"provider"`
-	BaseURL       string          `json:"baseUrl"`
-	Reasoning     bool            `json:"reasoning"`
-	Input         []string        `json:"input"`
-	Cost          ModelCost       `json:"cost"`
-	ContextWindow int             `json:"contextWindow"`
-	MaxTokens     int             `json:"maxTokens"`
-	Thinking      *ThinkingRange  `json:"thinking,omitempty"`
-	Raw           json.RawMessage `json:"-"`
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	API           string    `json:"api"`
+	Provider      string    `json:"provider"`
+	BaseURL       string    `json:"baseUrl"`
+	Reasoning     bool      `json:"reasoning"`
+	Input         []string  `json:"input"`
+	Cost          ModelCost `json:"cost"`
+	ContextWindow int       `json:"contextWindow"`
+	// MaxContextWindow is how far the window may grow (a local server's
+	// model); 0 when it does not.
+	MaxContextWindow int             `json:"maxContextWindow,omitempty"`
+	MaxTokens        int             `json:"maxTokens"`
+	Thinking         *ThinkingRange  `json:"thinking,omitempty"`
+	Raw              json.RawMessage `json:"-"`
 }
 
 // UnmarshalJSON decodes the typed keys and keeps the whole object in Raw.

@@ -34,6 +34,9 @@ type Discovery struct {
 	Host        string        // "": Host()
 	Timeout     time.Duration // bound on the whole discovery when ctx has no deadline; 0: DefaultDiscoverTimeout
 	ShowTimeout time.Duration // bound on each /api/show; 0: DefaultShowTimeout
+	// Window is the window a model starts with when its Modelfile sets no
+	// num_ctx (window.go); 0: StartWindow().
+	Window int
 }
 
 // Discover lists the chat models of the Ollama server at host ("" for
@@ -44,10 +47,12 @@ func Discover(ctx context.Context, client *http.Client, host string) ([]engine.M
 
 // Run asks /api/tags for the installed models, then /api/show for each
 // (concurrently, a few at a time) for its capabilities and context length.
+// Each model starts with a window that fits the machine (window.go:
+// ContextWindow) and may grow to its trained context (MaxContextWindow).
 // It fails only when the list itself cannot be had (a *engine.ProviderError,
 // transport kind when the server is not there); a model whose details
 // cannot be had in time is listed with the defaults (no reasoning, text
-// input, a 128000-token context window). Models that cannot chat
+// input, a trained context of 128000 tokens). Models that cannot chat
 // (embedding models) are left out. The models come in /api/tags order.
 //
 // The whole run is bounded by ctx's deadline when it has one, else by
@@ -123,18 +128,23 @@ func (d Discovery) Run(ctx context.Context) ([]engine.Model, error) {
 	}
 	wg.Wait()
 
+	window := d.Window
+	if window <= 0 {
+		window = StartWindow()
+	}
 	models := make([]engine.Model, 0, len(list.Models))
 	for i, lm := range list.Models {
-		if m, ok := describe(lm, shows[i], base.String()); ok {
+		if m, ok := describe(lm, shows[i], base.String(), window); ok {
 			models = append(models, m)
 		}
 	}
 	return models, nil
 }
 
-// describe builds the registry entry of one model; ok is false for a model
-// that cannot chat.
-func describe(lm api.ListModelResponse, show *api.ShowResponse, host string) (engine.Model, bool) {
+// describe builds the registry entry of one model, starting with window
+// unless its Modelfile sets num_ctx; ok is false for a model that cannot
+// chat.
+func describe(lm api.ListModelResponse, show *api.ShowResponse, host string, window int) (engine.Model, bool) {
 	m := engine.Model{
 		ID:            lm.Name,
 		Name:          lm.Name,
@@ -167,8 +177,15 @@ func describe(lm api.ListModelResponse, show *api.ShowResponse, host string) (en
 		if n := contextLength(show.ModelInfo); n > 0 {
 			m.ContextWindow = n
 		}
+		if n := modelfileNumCtx(show.Parameters); n > 0 {
+			window = n
+		}
 	}
+	// m.ContextWindow is the trained context here: the largest window.
 	m.MaxTokens = min(m.ContextWindow, maxOutputTokens)
+	if w := startWindow(window, m.ContextWindow); w < m.ContextWindow {
+		m.ContextWindow, m.MaxContextWindow = w, m.ContextWindow
+	}
 	if m.Reasoning {
 		m.Thinking = &engine.ModelThinking{MinLevel: engine.ThinkingHigh, MaxLevel: engine.ThinkingHigh, Mode: "effort"}
 		family := ""

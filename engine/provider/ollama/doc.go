@@ -38,7 +38,10 @@
 // high (the session's selector then cycles off ↔ high, which is all such a
 // model can do) and gpt-oss models with low..high.
 //
-// options.num_ctx is Model.ContextWindow when positive; options.num_predict
+// options.num_ctx is Model.ContextWindow when positive: the window in
+// force, which Discover starts small (window.go: the Modelfile's num_ctx,
+// else OLLAMA_CONTEXT_LENGTH, else DefaultWindow) and the session grows up
+// to the trained context (Model.MaxContextWindow); options.num_predict
 // is Model.MaxTokens when positive (without it Ollama generates until the
 // context is full, so a looping model would never stop).
 //
@@ -77,7 +80,12 @@
 // reports a line that is not JSON at all exactly as it reports an error
 // line, with the line as the error's text, so that one is kept as an
 // error of kind other.) A cancelled ctx returns
-// ctx.Err(). There are no retries here: the engine owns them.
+// ctx.Err(). There are no retries here: the engine owns them. The one
+// request sent twice is a different request: a model the server refuses
+// tools for (400 "... does not support tools", for a model discovery did
+// not describe) is asked again at once without them, with a StreamNotice
+// between (the first attempt streamed nothing), and the Provider remembers
+// the model so later calls leave the tools out from the start.
 //
 // The package ollamatest is a scripted stand-in for the server, for tests.
 package ollama

@@ -74,6 +74,11 @@ func classify(err error, host, model string) *engine.ProviderError {
 		case se.StatusCode >= 500:
 			pe.Kind = engine.ErrorOverloaded
 		}
+	case engine.LocalRefused(err):
+		// Ollama on this machine is not running: said at once, not
+		// retried (engine.ErrorNoServer).
+		pe.Kind = engine.ErrorNoServer
+		pe.Message = fmt.Sprintf("could not reach Ollama at %s: connection refused, nothing listens there. Start Ollama (\"ollama serve\", or the Ollama app), or set OLLAMA_HOST to the address it listens on", host)
 	case isDial(err):
 		pe.Kind = engine.ErrorTransport
 		pe.Message = fmt.Sprintf("could not reach Ollama at %s: is \"ollama serve\" running?", host)

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ollama/ollama/api"
 
@@ -28,10 +30,14 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
-// Provider streams model calls to Ollama's /api/chat. It holds no state
-// between calls and is safe for concurrent use.
+// Provider streams model calls to Ollama's /api/chat. It is safe for
+// concurrent use. The one thing it keeps between calls is which models
+// refused tools (a 400 "... does not support tools" for a model discovery
+// did not describe): later calls ask them without tools at once.
 type Provider struct {
 	http *http.Client
+	// noTools holds "<host> <model>" for each model that refused tools.
+	noTools sync.Map
 }
 
 // New returns a Provider.
@@ -108,20 +114,25 @@ func baseURL(m engine.Model) (*url.URL, error) {
 	return u, nil
 }
 
-// Stream implements engine.Provider: one POST /api/chat, streamed.
+// Stream implements engine.Provider: one POST /api/chat, streamed. A model
+// that cannot take tools is asked without them, with a notice first: one
+// whose capabilities say so (discovery's "tools": false), and one the
+// server refused them for (400 "... does not support tools": discovery did
+// not describe it, over a slow link or for a model pulled since), which is
+// asked again at once without them, the only time this adapter sends a
+// request twice.
 func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engine.StreamEvent) error) error {
 	base, err := baseURL(req.Model)
 	if err != nil {
 		return &engine.ProviderError{Kind: engine.ErrorOther, Message: "ollama: bad base URL " + strconv.Quote(req.Model.BaseURL) + ": " + err.Error(), Err: err}
 	}
-	var notice string
-	if len(req.Tools) > 0 && !offersTools(req.Model) {
-		// Offering tools to this model fails the whole request: it is
-		// asked without them, and the user is told why it cannot act.
+	refusedKey := base.String() + " " + req.Model.ID
+	_, refused := p.noTools.Load(refusedKey)
+	withoutTools := len(req.Tools) > 0 && (!offersTools(req.Model) || refused)
+	if withoutTools {
 		r := *req
 		r.Tools = nil
 		req = &r
-		notice = fmt.Sprintf("ollama/%s cannot call tools (its template has none): it is asked without them, so it can only answer in text", req.Model.ID)
 	}
 	chatReq, err := buildRequest(req)
 	if err != nil {
@@ -130,18 +141,46 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-
-	if notice != "" {
-		if err := fn(engine.StreamEvent{Kind: engine.StreamNotice, Delta: notice}); err != nil {
+	notice := func() error {
+		msg := fmt.Sprintf("%s/%s cannot call tools (its template has none): it is asked without them, so it can only answer in text", req.Model.Provider, req.Model.ID)
+		return fn(engine.StreamEvent{Kind: engine.StreamNotice, Delta: msg})
+	}
+	if withoutTools {
+		if err := notice(); err != nil {
 			return err
 		}
 	}
+	err = p.chat(ctx, base, req, chatReq, fn)
+	if len(chatReq.Tools) > 0 && refusesTools(err) {
+		// Refused before any line was streamed: nothing to take back.
+		p.noTools.Store(refusedKey, true)
+		chatReq.Tools = nil
+		if err := notice(); err != nil {
+			return err
+		}
+		err = p.chat(ctx, base, req, chatReq, fn)
+	}
+	return err
+}
+
+// refusesTools matches the server's refusal of tools for a model whose
+// template has none: 400 "registry.ollama.ai/library/tiny:latest does not
+// support tools".
+var refusesToolsText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)does not support tools`) })
+
+func refusesTools(err error) bool {
+	var pe *engine.ProviderError
+	return errors.As(err, &pe) && pe.Status == http.StatusBadRequest && refusesToolsText().MatchString(pe.Message)
+}
+
+// chat sends one chat request and streams its answer to fn.
+func (p *Provider) chat(ctx context.Context, base *url.URL, req *engine.Request, chatReq *api.ChatRequest, fn func(engine.StreamEvent) error) error {
 	s := &streamer{w: provider.NewStreamWriter(fn), nextID: countToolCalls(req.Messages)}
 	rt := &callTransport{next: p.http.Transport}
 	hc := *p.http
 	hc.Transport = rt
 	client := api.NewClient(base, &hc)
-	err = client.Chat(ctx, chatReq, s.chunk)
+	err := client.Chat(ctx, chatReq, s.chunk)
 	switch {
 	case s.done:
 		// StreamDone was delivered; whatever the connection did after the

@@ -554,9 +554,9 @@ func TestStreamUnreachable(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want a *engine.ProviderError", err)
 	}
-	want := fmt.Sprintf(`could not reach Ollama at %s: is "ollama serve" running?`, url)
-	if pe.Kind != engine.ErrorTransport || pe.Message != want {
-		t.Errorf("kind %v message %q, want transport %q", pe.Kind, pe.Message, want)
+	want := fmt.Sprintf(`could not reach Ollama at %s: connection refused, nothing listens there. Start Ollama ("ollama serve", or the Ollama app), or set OLLAMA_HOST to the address it listens on`, url)
+	if pe.Kind != engine.ErrorNoServer || pe.Message != want {
+		t.Errorf("kind %v message %q, want no_server %q", pe.Kind, pe.Message, want)
 	}
 	if pe.Err == nil || !strings.Contains(pe.Err.Error(), "connection refused") {
 		t.Errorf("Err = %v, want the dial error", pe.Err)
@@ -695,5 +695,65 @@ func TestStreamModelWithoutTools(t *testing.T) {
 	}
 	if _, ok := body["tools"]; ok {
 		t.Fatalf("tools sent: %s", srv.Requests()[0].Body)
+	}
+}
+
+// A model discovery did not describe is offered tools; the server's 400
+// "... does not support tools" makes the adapter ask again at once without
+// them, with the notice in between, and later calls to that model leave
+// them out from the start. Another 400 is not asked again.
+func TestStreamToolsRefused(t *testing.T) {
+	t.Parallel()
+	refusal := ollamatest.Reply{Status: 400, Error: "registry.ollama.ai/library/tiny:latest does not support tools"}
+	srv := ollamatest.NewServer(ollamatest.Script{Chat: []ollamatest.Reply{
+		refusal,
+		lines(ollamatest.Text("Hello"), ollamatest.Done("stop", 10, 1)),
+		lines(ollamatest.Text("Again"), ollamatest.Done("stop", 12, 1)),
+		{Status: 400, Error: "invalid options: num_ctx"},
+	}})
+	t.Cleanup(srv.Close)
+	p := ollama.New(ollama.Options{})
+	req := &engine.Request{Model: testModel(srv.URL), Messages: []engine.Message{userText("hi")},
+		Tools: []engine.ToolSpec{{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object"}`)}}}
+	call := func() ([]engine.StreamEvent, error) {
+		var evs []engine.StreamEvent
+		err := p.Stream(t.Context(), req, func(ev engine.StreamEvent) error {
+			evs = append(evs, ev)
+			return nil
+		})
+		return evs, err
+	}
+	evs, err := call()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) == 0 || evs[0].Kind != engine.StreamNotice || evs[0].Delta != "ollama/"+req.Model.ID+" cannot call tools (its template has none): it is asked without them, so it can only answer in text" {
+		t.Fatalf("first event %+v, want the notice", evs)
+	}
+	if got := trace(evs[1:]); !strings.Contains(got, `text "Hello"`) || !strings.HasSuffix(got, "done stop\n") {
+		t.Errorf("answer %q", got)
+	}
+	reqs := srv.ChatRequests()
+	if len(reqs) != 2 || len(reqs[0].Tools) != 1 || len(reqs[1].Tools) != 0 {
+		t.Fatalf("requests: %d, tools %v", len(reqs), reqs)
+	}
+	// The next call goes without tools at once, notice first.
+	evs, err = call()
+	if err != nil || len(evs) == 0 || evs[0].Kind != engine.StreamNotice {
+		t.Fatalf("second call: %+v, %v", evs, err)
+	}
+	if reqs := srv.ChatRequests(); len(reqs) != 3 || len(reqs[2].Tools) != 0 {
+		t.Fatalf("second call sent tools or was repeated: %d requests", len(reqs))
+	}
+	// Another model of the same server is not affected, and another 400
+	// fails as it is.
+	other := *req
+	other.Model.ID = "tiny-tools:latest"
+	var pe *engine.ProviderError
+	if err := p.Stream(t.Context(), &other, func(engine.StreamEvent) error { return nil }); !errors.As(err, &pe) || pe.Status != 400 {
+		t.Fatalf("other model: %v", err)
+	}
+	if reqs := srv.ChatRequests(); len(reqs) != 4 || len(reqs[3].Tools) != 1 {
+		t.Errorf("other model: %d requests, tools %v", len(reqs), reqs[len(reqs)-1].Tools)
 	}
 }

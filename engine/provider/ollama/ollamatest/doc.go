@@ -40,7 +40,8 @@
 // tools, thinking, vision, embedding), architecture (model_info's
 // general.architecture, default llama), family (details.family, default
 // the architecture), contextLength (model_info's <architecture>.context_length,
-// left out when 0) and show (a reply replacing the built /api/show answer).
+// left out when 0), numCtx (a Modelfile's PARAMETER num_ctx, in the reply's
+// "parameters"; left out when 0) and show (a reply replacing the built /api/show answer).
 // "tags" replaces the built /api/tags answer. "chat" holds one reply per
 // /api/chat request, in order; a request past the last gets a 500.
 //

@@ -32,6 +32,7 @@ type Model struct {
 	Architecture  string   `json:"architecture,omitempty"`  // model_info general.architecture; "" is llama
 	Family        string   `json:"family,omitempty"`        // details.family; "" is the architecture
 	ContextLength int      `json:"contextLength,omitempty"` // model_info <arch>.context_length; 0 leaves it out
+	NumCtx        int      `json:"numCtx,omitempty"`        // a Modelfile's PARAMETER num_ctx (show's "parameters"); 0 leaves it out
 	// Show, when set, replaces the /api/show reply built from the fields
 	// above.
 	Show *Reply `json:"show,omitempty"`

@@ -161,6 +161,11 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 			ModelInfo:  info,
 			ModifiedAt: created,
 		}
+		if m.NumCtx > 0 {
+			// As the server writes a Modelfile's parameters: the name
+			// padded to 30 columns, then the value.
+			resp.Parameters = fmt.Sprintf("%-30s %d", "num_ctx", m.NumCtx)
+		}
 		for _, c := range m.Capabilities {
 			resp.Capabilities = append(resp.Capabilities, model.Capability(c))
 		}

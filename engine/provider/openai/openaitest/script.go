@@ -52,6 +52,12 @@
 // "[DONE]" (its last event, response.completed, is the end); "end": "done"
 // still adds one. NewEvents builds such events.
 //
+// "get" maps a path to the JSON body of GET requests for it, the way a
+// local server describes its models: {"get": {"/v1/models": {"object":
+// "list", "data": [{"id": "qwen3-4b", "object": "model"}]}, "/props":
+// {...}}}. GETs never take one of the responses; a GET of a path not in
+// the map gets a 404.
+//
 // With "repeat": true the responses are replayed in a cycle forever (for
 // benchmarks); otherwise a request past the end gets a 500 error naming the
 // exhausted script, which fails the test that made it.
@@ -75,6 +81,11 @@ type Script struct {
 	Responses []Response `json:"responses"`
 	// Repeat replays Responses in a cycle instead of failing once they are used up.
 	Repeat bool `json:"repeat,omitempty"`
+	// Get holds the bodies of GET requests by path ("/v1/models", and
+	// llama.cpp's "/props" or LM Studio's "/api/v0/models"), for model
+	// discovery: each is sent with status 200 as application/json, as often
+	// as asked. A GET of another path gets a 404. GETs use no response.
+	Get map[string]json.RawMessage `json:"get,omitempty"`
 }
 
 // Response is one scripted reply. The zero value is an empty successful

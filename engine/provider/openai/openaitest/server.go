@@ -90,6 +90,10 @@ func (s *Server) take(r Request) (*Response, int) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		s.get(w, r)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	resp, at := s.take(Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 	if resp == nil {
@@ -166,6 +170,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		io.WriteString(w, "data: [DONE]\n\n")
 	}
+}
+
+// get answers a GET from the script's Get map (model discovery), recorded
+// like any request.
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone()})
+	s.mu.Unlock()
+	body, ok := s.script.Get[r.URL.Path]
+	if !ok {
+		writeError(w, http.StatusNotFound, nil, &APIError{Message: "openaitest: no GET " + r.URL.Path + " in the script", Type: "not_found_error"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(body)
 }
 
 func setHeaders(w http.ResponseWriter, headers map[string]string) {

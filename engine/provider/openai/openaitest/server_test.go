@@ -245,3 +245,47 @@ func TestResponsesWireFormat(t *testing.T) {
 		t.Errorf("explicit done: %q", b)
 	}
 }
+
+// TestGet: a GET is answered from the script's Get map (twice alike), a
+// path outside it is a 404, and neither uses a scripted response.
+func TestGet(t *testing.T) {
+	t.Parallel()
+	s, err := ParseScript([]byte(`{"get":{"/v1/models":{"object":"list","data":[{"id":"m"}]}},"responses":[{"chunks":[]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(s)
+	t.Cleanup(srv.Close)
+	for range 2 {
+		res, err := http.Get(srv.URL + "/models")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || string(b) != `{"object":"list","data":[{"id":"m"}]}` || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("GET /v1/models: %d %s %q", res.StatusCode, res.Header.Get("Content-Type"), b)
+		}
+	}
+	res, err := http.Get(strings.TrimSuffix(srv.URL, "/v1") + "/props")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Errorf("GET /props: %d, want 404", res.StatusCode)
+	}
+	// The one response is still there for the chat request.
+	res, err = post(t, context.Background(), srv.URL, `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), "[DONE]") {
+		t.Errorf("chat after GETs: %d %q", res.StatusCode, b)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("%d requests recorded, want 4", n)
+	}
+}
