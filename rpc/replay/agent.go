@@ -77,10 +77,18 @@ func Agent(ctx context.Context, t *Transcript, opts AgentOptions) (*Report, erro
 		return nil, err
 	}
 	stderr := &tailBuffer{max: agentStderrTail}
-	cmd := exec.CommandContext(ctx, opts.Path, t.Header.Args...)
+	args := make([]string, len(t.Header.Args))
+	for i, a := range t.Header.Args {
+		args[i] = string(expandWork([]byte(a), work, false))
+	}
+	env := make(map[string]string, len(t.Header.Env))
+	for k, v := range t.Header.Env {
+		env[k] = string(expandWork([]byte(v), work, false))
+	}
+	cmd := exec.CommandContext(ctx, opts.Path, args...)
 	prepare(cmd)
 	cmd.Dir = work
-	cmd.Env = agentEnv(work, t.Header.Env)
+	cmd.Env = agentEnv(work, env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, stderr
 	err = cmd.Start()
 	// The child has its copies; ours would hide its end of stdout and

@@ -9,16 +9,17 @@ import (
 )
 
 // agentTranscript is a conversation with testAgent: ready, a command
-// answered by id, a file from the header read back, the work directory
-// and home as $WORK, a line that is not JSON, and the end.
-const agentTranscript = `{"xcshReplay":1,"args":[],"env":{"REPLAY_TEST_AGENT":"1"},"files":{"sub/notes.txt":"alpha\n"}}
+// answered by id, a file from the header read back, the work directory,
+// home, an argument and a variable as $WORK, a line that is not JSON, and
+// the end.
+const agentTranscript = `{"xcshReplay":1,"args":["--dir=$WORK/sub"],"env":{"REPLAY_TEST_AGENT":"1","W":"$WORK/w"},"files":{"sub/notes.txt":"alpha\n"}}
 {"out":{"type":"ready"}}
 {"in":{"id":"a","type":"ping"}}
 {"out":{"command":"ping","id":"a","success":true,"type":"response"}}
 {"in":{"id":7,"type":"cat","path":"sub/notes.txt"}}
 {"out":{"command":"cat","data":"alpha\n","id":7,"success":true,"type":"response"}}
 {"in":{"id":"w","type":"cwd"}}
-{"out":{"command":"cwd","data":{"cwd":"$WORK","det":"1","home":"$WORK/home"},"id":"w","success":true,"type":"response"}}
+{"out":{"command":"cwd","data":{"arg":"--dir=$WORK/sub","cwd":"$WORK","det":"1","home":"$WORK/home","w":"$WORK/w"},"id":"w","success":true,"type":"response"}}
 {"inRaw":"not json"}
 {"out":{"command":"parse","success":false,"type":"response"}}
 {"close":true}

@@ -125,7 +125,7 @@ func Host(ctx context.Context, t *Transcript, opts HostOptions) (*Report, error)
 		timer.Stop()
 	}
 
-	r := &Report{Transcript: opts.Name, Mode: ModeHost, Inputs: s.matched, Outputs: s.played, Divergence: s.first}
+	r := &Report{Transcript: opts.Name, Mode: ModeHost, Inputs: s.matched, Outputs: s.written, Divergence: s.first}
 	r.OK = s.first == nil
 	return r, nil
 }
@@ -145,7 +145,9 @@ type scripted struct {
 	respondsTo []int // per entry: the In entry an Out "response" answers, else -1
 
 	matched  int             // ins[:matched] have been received
-	played   int             // outs[:played] have been written
+	played   int             // outs[:played] have been played (written, unless gone)
+	written  int             // frames written to the host
+	gone     bool            // the host no longer reads its stdin
 	eof      bool            // the host's output has ended
 	hostLine int             // lines received from the host
 	lastOut  int             // transcript line of the last frame written
@@ -273,15 +275,26 @@ func (s *scripted) play(i int) bool {
 	} else if id, ok := topID(e); ok && frameType(e) != "response" {
 		s.agentIDs[id] = true
 	}
+	s.played++
+	if s.gone {
+		return true
+	}
 	err := s.stdout.SetWriteDeadline(time.Now().Add(s.timeout))
 	if err == nil {
 		_, err = s.stdout.Write(append(frame, '\n'))
 	}
-	if err != nil {
-		s.diverge(&Divergence{Line: e.Line, Reason: fmt.Sprintf("the host did not read this frame: %v", err)})
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		s.diverge(&Divergence{Line: e.Line, Reason: fmt.Sprintf("the host did not read this frame within %v", s.timeout)})
 		return false
+	case err != nil:
+		// The host has closed its stdin or exited: whether it left too
+		// soon is for its output to tell (an input still expected, an
+		// exit code), not for the frames it no longer reads.
+		s.gone = true
+		return true
 	}
-	s.played++
+	s.written++
 	s.lastOut = e.Line
 	return true
 }

@@ -92,11 +92,15 @@ func TestHostPasses(t *testing.T) {
 		await(`"id":"r1"`),
 		closeOut, drain,
 	}
-	for name, steps := range map[string][]step{"synchronous, its own ids": syncHost, "pipelined": pipelined} {
+	// A host may leave once its part is done, without reading the frames
+	// that follow: the scripted agent's writes then fail, which is no
+	// difference.
+	leaving := append(append([]step(nil), pipelined[:6]...), exitWith(0))
+	for name, steps := range map[string][]step{"synchronous, its own ids": syncHost, "pipelined": pipelined, "leaving": leaving} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := runHost(t, hostTranscript, steps, 0)
-			if !r.OK || r.Inputs != 4 || r.Outputs != 8 {
+			if !r.OK || r.Inputs != 4 || r.Outputs != 8 && name != "leaving" {
 				t.Fatalf("report %+v, divergence %+v", r, r.Divergence)
 			}
 		})

@@ -53,7 +53,7 @@ func testAgent() int {
 				switch cmd.Type {
 				case "cwd":
 					wd, _ := os.Getwd()
-					resp["data"] = map[string]string{"cwd": wd, "home": os.Getenv("HOME"), "det": os.Getenv("XCSH_DETERMINISTIC")}
+					resp["data"] = map[string]string{"cwd": wd, "home": os.Getenv("HOME"), "det": os.Getenv("XCSH_DETERMINISTIC"), "w": os.Getenv("W"), "arg": strings.Join(os.Args[1:], " ")}
 				case "cat":
 					b, err := os.ReadFile(cmd.Path)
 					resp["data"] = string(b)
