@@ -136,8 +136,9 @@ func docExamplesCmd(ts *testscript.TestScript, neg bool, args []string) {
 		line := strings.ReplaceAll(ex.line, "go run ./cmd/xcsh", "xcsh")
 		line = strings.ReplaceAll(line, "bin/xcsh", "xcsh")
 		// A real provider is unreachable here: retry at once, not for 14 s.
-		// (xcsh connect builds no session: it has no such flag.)
-		if !strings.Contains(line, "xcsh connect") {
+		// (xcsh connect and xcsh replay build no session: they have no
+		// such flag.)
+		if !strings.Contains(line, "xcsh connect") && !strings.Contains(line, "xcsh replay") {
 			line += " --retry-base-delay=1ms"
 		}
 		// A server runs until a signal: it must say it serves, then end

@@ -204,6 +204,7 @@ and keys; architecture.md: how it is built).`,
 	}
 	f.StringVar(&o.providerSessionID, "provider-session-id", "", "accepted for compatibility; no effect")
 	cmd.AddCommand(newServeCmd(cmd, o, stdin, stdout, stderr), newConnectCmd(stdin, stdout, stderr))
+	cmd.AddCommand(newReplayCmd(stdout, stderr))
 	return cmd
 }
 

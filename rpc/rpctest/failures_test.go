@@ -234,6 +234,41 @@ func TestHarnessFailures(t *testing.T) {
 			want:   []string{"rpc.stdout (normalised) differs from", "-{\"type\":\"bye\",\"lines\":0}", "+{\"type\":\"echo\",\"line\":\"x\",\"len\":1}", "if the change is intended"},
 		},
 		{
+			name:   "replay before close",
+			script: "rpc start xcsh\nrpc replay early\n",
+			want:   []string{`rpc replay: close "default" first (rpc close)`},
+		},
+		{
+			name:   "replay of what a transcript cannot hold",
+			script: "rpc start xcsh\nrpc sendraw 'a\\r\\n'\nrpc close\nrpc replay raw\n",
+			want:   []string{`"default" cannot be replayed: the script used rpc sendraw`},
+		},
+		{
+			name:   "replay of a flow that waited on a file",
+			script: "rpc start xcsh\nwaitfile f\nrpc close\nrpc replay wf\n-- f --\nx\n",
+			want:   []string{`the script used waitfile (a replay waits on frames, not files)`},
+		},
+		{
+			name:   "replay of another program",
+			script: ready + "rpc close\nrpc replay other\n",
+			want:   []string{`"default" runs jsonl-echo; a replay runs xcsh`},
+		},
+		{
+			name:   "replay of a file made later",
+			script: "rpc start xcsh\nrpc close\ncp f later.json\nrpc replay late later.json\n-- f --\n{}\n",
+			want:   []string{`file later.json did not exist when "default" started`},
+		},
+		{
+			name:   "replay of a literal $WORK",
+			script: "rpc start xcsh\nrpc send '{\"p\":\"$WORK\"}'\nrpc close\nrpc replay lit\n",
+			want:   []string{`holds a literal $WORK, which a replay would take for the work directory`},
+		},
+		{
+			name:   "replay name",
+			script: "rpc start xcsh\nrpc close\nrpc replay ../x\n",
+			want:   []string{"usage: rpc replay [--name N] NAME [FILE...]"},
+		},
+		{
 			name:   "bad golden name",
 			script: "golden f ../escape\n-- f --\n",
 			want:   []string{`golden: bad name "../escape"`},
@@ -272,6 +307,60 @@ func TestHarnessGoldenUpdate(t *testing.T) {
 	want := "{\"type\":\"ready\",\"version\":\"0.0.0\"}\n{\"type\":\"cwd\",\"dir\":\"$WORK\"}\n{\"type\":\"bye\",\"lines\":0}\n"
 	if string(got) != want {
 		t.Errorf("golden = %q, want %q", got, want)
+	}
+
+	t.Setenv("GOLDIE_UPDATE", "")
+	if failed, log := runRecorded(t, goldenDir, 0, script); failed {
+		t.Fatalf("compare run failed:\n%s", log)
+	}
+}
+
+// TestHarnessReplayUpdate checks that rpc replay writes the transcript of
+// what the script did (each input after the frame its last wait matched,
+// a line that is not JSON raw, a file's lines one by one, the files asked
+// for as they were at the start) and that the next run compares equal.
+func TestHarnessReplayUpdate(t *testing.T) {
+	goldenDir := t.TempDir()
+	script := [2]string{"update", `rpc start K=v xcsh -cwd
+rpc send '{"id":"a","type":"first"}'
+rpc wait '#(type=="cwd")'
+rpc send 'not json'
+rpc sendfile two.jsonl
+rpc wait '#(line=="{\"n\":2}")'
+rpc close
+rpc replay echoed data/in.txt
+-- data/in.txt --
+hello
+-- two.jsonl --
+{"n":1}
+{"n":2}
+`}
+
+	t.Setenv("GOLDIE_UPDATE", "1")
+	if failed, log := runRecorded(t, goldenDir, 0, script); failed {
+		t.Fatalf("update run failed:\n%s", log)
+	}
+	got, err := os.ReadFile(filepath.Join(goldenDir, "replay", "echoed.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"xcshReplay":1,"args":["-cwd"],"env":{"K":"v"},"files":{"data/in.txt":"hello\n"}}
+{"in":{"id":"a","type":"first"}}
+{"out":{"type":"ready","version":"0.0.0"}}
+{"out":{"type":"cwd","dir":"$WORK"}}
+{"inRaw":"not json"}
+{"in":{"n":1}}
+{"in":{"n":2}}
+{"out":{"type":"echo","line":"{\"id\":\"a\",\"type\":\"first\"}","len":25}}
+{"out":{"type":"echo","line":"not json","len":8}}
+{"out":{"type":"echo","line":"{\"n\":1}","len":7}}
+{"out":{"type":"echo","line":"{\"n\":2}","len":7}}
+{"close":true}
+{"out":{"type":"bye","lines":4}}
+{"exit":0}
+`
+	if string(got) != want {
+		t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
 	}
 
 	t.Setenv("GOLDIE_UPDATE", "")

@@ -28,6 +28,13 @@ func scriptWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: waitfile path (waits up to %v for a non-empty file or a socket)", conditionBound)
 	}
 	path := ts.MkAbs(args[0])
+	// A replay cannot wait on a file: a running process's flow now
+	// depends on one.
+	for _, p := range harnessOf(ts).procs {
+		if !p.closed {
+			p.rec.refuse("waitfile (a replay waits on frames, not files)")
+		}
+	}
 	deadline := time.Now().Add(conditionBound)
 	for {
 		if fi, err := os.Stat(path); err == nil && (fi.Size() > 0 || fi.Mode()&os.ModeSocket != 0) {

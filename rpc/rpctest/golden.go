@@ -5,7 +5,6 @@ package rpctest
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/sebdah/goldie/v2"
+	"github.com/xcsh-go/xcsh/rpc/replay"
 )
 
 var goldenNameRE = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*/)?[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -34,7 +34,14 @@ func scriptGolden(ts *testscript.TestScript, neg bool, args []string) {
 	if !goldenNameRE.MatchString(name) || strings.HasSuffix(name, ".jsonl") {
 		ts.Fatalf("golden: bad name %q: want letters, digits, _ . -, at most one dir/ and no .jsonl suffix", name)
 	}
-	h := harnessOf(ts)
+	data := replay.NormaliseWork([]byte(ts.ReadFile(file)), ts.Getenv("WORK"))
+	harnessOf(ts).compareGolden(ts, file, name, data)
+}
+
+// compareGolden compares data (normalised, from what) with the golden
+// <name>.jsonl, or writes it under GOLDIE_UPDATE: the golden command's and
+// rpc replay's comparison.
+func (h *harness) compareGolden(ts *testscript.TestScript, what, name string, data []byte) {
 	if err := h.claims.claim(name, ts.Name()); err != nil {
 		ts.Fatalf("golden: %v", err)
 	}
@@ -42,11 +49,10 @@ func scriptGolden(ts *testscript.TestScript, neg bool, args []string) {
 	if dir == "" {
 		ts.Fatalf("golden: $%s is not set", GoldenDirEnv)
 	}
-	data := normaliseWork([]byte(ts.ReadFile(file)), ts.Getenv("WORK"))
 	// A transcript in which the fake provider saw a request its script did
 	// not expect records a bug, not a behaviour: refuse to golden it.
 	if bytes.Contains(data, []byte("fake provider: expectation failed")) {
-		ts.Fatalf("golden: %s records a failed fake-provider expectation; fix the engine or the script first", file)
+		ts.Fatalf("golden: %s records a failed fake-provider expectation; fix the engine or the script first", what)
 	}
 
 	tb := newGoldenTB(ts, h.t)
@@ -72,7 +78,7 @@ func scriptGolden(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if !bytes.Equal(data, want) {
 		ts.Fatalf("golden: %s (normalised) differs from %s:\n%s\nif the change is intended, refresh with\n\t%s\nand review the diff",
-			file, path, goldie.Diff(goldie.ClassicDiff, string(data), string(want)), rerun)
+			what, path, goldie.Diff(goldie.ClassicDiff, string(data), string(want)), rerun)
 	}
 }
 
@@ -158,56 +164,6 @@ func (g *goldenTB) message() string {
 		return "failed"
 	}
 	return strings.Join(g.msgs, "\n")
-}
-
-// normaliseWork replaces the script's work directory with the literal
-// $WORK, both as written and as it appears inside JSON strings (escaped
-// backslashes on Windows), so goldens do not depend on the temporary
-// directory. It is the only normalisation: everything else must be made
-// deterministic at the source (XCSH_DETERMINISTIC). An occurrence followed
-// by a character that could continue a file name is left alone, so a
-// sibling such as $WORK-other is not half replaced.
-func normaliseWork(data []byte, work string) []byte {
-	if work == "" {
-		return data
-	}
-	forms := []string{work}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(work); err == nil {
-		if q := strings.TrimSuffix(buf.String(), "\n"); len(q) >= 2 {
-			if esc := q[1 : len(q)-1]; esc != work {
-				forms = append(forms, esc)
-			}
-		}
-	}
-	for _, f := range forms {
-		data = replaceBounded(data, []byte(f), []byte("$WORK"))
-	}
-	return data
-}
-
-func replaceBounded(data, old, repl []byte) []byte {
-	var out []byte
-	for {
-		i := bytes.Index(data, old)
-		if i < 0 {
-			return append(out, data...)
-		}
-		end := i + len(old)
-		out = append(out, data[:i]...)
-		if end < len(data) && continuesName(data[end]) {
-			out = append(out, old...)
-		} else {
-			out = append(out, repl...)
-		}
-		data = data[end:]
-	}
-}
-
-func continuesName(c byte) bool {
-	return c == '_' || c == '-' || c == '.' || '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
 }
 
 // goldenClaims makes sure two scripts never write the same golden file:

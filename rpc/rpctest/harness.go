@@ -160,7 +160,8 @@ const rpcUsage = `usage:
 	rpc expect  [--name N] 'gjson query'
 	rpc signal  [--name N] INT|TERM|HUP|QUIT|KILL
 	rpc eof     [--name N]                    (close the child's stdin; it runs on)
-	rpc close   [--name N] [--expect-exit N | --expect-signal SIG] [file]`
+	rpc close   [--name N] [--expect-exit N | --expect-signal SIG] [file]
+	rpc replay  [--name N] NAME [FILE...]     (after close: golden/replay/NAME.jsonl)`
 
 // scriptRPC implements the rpc command: it drives one or more live
 // processes per script, each known by a name ("default" unless --name).
@@ -177,7 +178,7 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("! rpc %s is not supported", sub)
 	}
 	switch sub {
-	case "start", "send", "sendraw", "sendfile", "dump", "wait", "poll", "expect", "signal", "close", "eof":
+	case "start", "send", "sendraw", "sendfile", "dump", "wait", "poll", "expect", "signal", "close", "eof", "replay":
 	default:
 		ts.Fatalf("rpc: unknown subcommand %q\n%s", sub, rpcUsage)
 	}
@@ -190,6 +191,7 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 	if p == nil {
 		ts.Fatalf("rpc %s: no process named %q; start one with rpc start", sub, name)
 	}
+	p.rec.note(ts, sub, args, p.cursor) // for rpc replay (replay.go)
 	switch sub {
 	case "eof":
 		if len(args) != 0 {
@@ -284,6 +286,8 @@ func scriptRPC(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case "close":
 		h.close(ts, p, args)
+	case "replay":
+		h.replayGolden(ts, p, args)
 	}
 }
 
@@ -342,6 +346,7 @@ func (h *harness) start(ts *testscript.TestScript, name string, args []string) {
 	if err != nil {
 		ts.Fatalf("rpc start: %v", err)
 	}
+	p.rec = newRecording(ts.Getenv("WORK"), dir, args[0], args[1:], extra)
 	h.procs[name] = p
 	ts.Defer(func() { p.stop(ts) })
 }
@@ -426,6 +431,9 @@ type liveProc struct {
 
 	cursor int  // frames before it have been consumed by rpc wait; script goroutine only
 	closed bool // rpc close (or the end of the script) has reaped it; script goroutine only
+	// rec is what the script did, for rpc replay; nil for epipe start.
+	// Script goroutine only.
+	rec *recording
 }
 
 // procWaitDelay bounds how long Wait keeps reading after the process exited
@@ -669,49 +677,6 @@ func (h *harness) close(ts *testscript.TestScript, p *liveProc, args []string) {
 	case wantSig == nil && (sig != nil || code != wantCode):
 		ts.Fatalf("rpc close: %q %s, want exit code %d\n%s", p.name, procExitDescription(p), wantCode, p.dump())
 	}
-}
-
-// stderrFile is a process's stderr. The child writes into a file, not into
-// a pipe that a goroutine of ours copies from: then whatever it wrote to
-// stderr before a stdout frame is readable once rpc wait has seen that
-// frame, so a failure dump shows it without a race against the copier.
-type stderrFile struct {
-	path string // removed by release
-	kept string // the contents, once released
-	gone bool   // release has run
-}
-
-// newStderrFile creates the file in the system's temporary directory, not
-// in $WORK, where scenarios list and search files. The caller passes the
-// returned *os.File to the child and closes it after the start.
-func newStderrFile() (*stderrFile, *os.File, error) {
-	f, err := os.CreateTemp("", "rpctest-stderr-*")
-	if err != nil {
-		return nil, nil, err
-	}
-	return &stderrFile{path: f.Name()}, f, nil
-}
-
-func (s *stderrFile) String() string {
-	if s.gone {
-		return s.kept
-	}
-	b, err := os.ReadFile(s.path)
-	if err != nil {
-		return fmt.Sprintf("(reading stderr: %v)\n", err)
-	}
-	return string(b)
-}
-
-// release keeps the contents and removes the file. It runs once the child
-// has exited; a grandchild still holding stderr then writes to nobody.
-func (s *stderrFile) release() {
-	if s.gone {
-		return
-	}
-	s.kept = s.String()
-	s.gone = true
-	os.Remove(s.path)
 }
 
 // stop reaps a process the script did not close: it is interrupted, then

@@ -57,29 +57,6 @@ func TestUnescapeGo(t *testing.T) {
 	}
 }
 
-func TestNormaliseWork(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, work, in, want string
-	}{
-		{"every occurrence", "/tmp/w/script-a", `{"cwd":"/tmp/w/script-a","f":"/tmp/w/script-a/x.go"}`, `{"cwd":"$WORK","f":"$WORK/x.go"}`},
-		{"sibling left alone", "/tmp/w/script-a", `"/tmp/w/script-ab" "/tmp/w/script-a.bak" "/tmp/w/script-a"`, `"/tmp/w/script-ab" "/tmp/w/script-a.bak" "$WORK"`},
-		{"json escaped form", `C:\t\script-a`, `{"cwd":"C:\\t\\script-a\\f"}`, `{"cwd":"$WORK\\f"}`},
-		{"raw form too", `C:\t\script-a`, `C:\t\script-a\f`, `$WORK\f`},
-		{"nothing to do", "/tmp/w", `{"a":1}`, `{"a":1}`},
-		{"no work dir", "", `/tmp/w`, `/tmp/w`},
-		{"key order and spacing kept", "/w", `{"z":"/w", "a" : 1}`, `{"z":"$WORK", "a" : 1}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := string(normaliseWork([]byte(tt.in), tt.work)); got != tt.want {
-				t.Errorf("normaliseWork(%q, %q) = %q, want %q", tt.in, tt.work, got, tt.want)
-			}
-		})
-	}
-}
-
 // TestFrameLogChunking feeds the same stdout whole, line by line, two
 // bytes and one byte at a time: the frames must not depend on how the
 // pipe delivers them.
