@@ -141,10 +141,13 @@ type BudgetState struct {
 	Spent     BudgetSpent
 }
 
-// MarshalJSON encodes {"maxCost"?,"maxTokens"?,"maxTimeMs"?,"spent":{"cost","tokens","timeMs"}}.
-func (b *BudgetState) MarshalJSON() ([]byte, error) { return b.appendJSON(nil), nil }
+// MarshalJSON encodes b as AppendJSON does.
+func (b *BudgetState) MarshalJSON() ([]byte, error) { return b.AppendJSON(nil), nil }
 
-func (b *BudgetState) appendJSON(dst []byte) []byte {
+// AppendJSON appends {"maxCost"?,"maxTokens"?,"maxTimeMs"?,"spent":{"cost",
+// "tokens","timeMs"}}: the limits set, and the spending (cost rounded to
+// the millionth of a dollar).
+func (b *BudgetState) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	if b.MaxCost > 0 {
 		dst = appendFloat(append(dst, `"maxCost":`...), b.MaxCost)

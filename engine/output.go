@@ -46,7 +46,7 @@ type ValueValidator interface {
 
 // ErrOutputQueued: a prompt with an output schema that would be queued
 // (steer or follow-up into a running run): its answer would be the run's.
-var ErrOutputQueued = errors.New("a prompt with an output schema must start a run: it cannot be queued while the agent is busy")
+var ErrOutputQueued = errors.New("A prompt with an output schema must start a run: it cannot be queued (steer, follow_up, or streamingBehavior while the agent is busy)")
 
 // OutputSchemaInvalidError: an output schema that is not a JSON Schema
 // object a validator can use.

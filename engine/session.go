@@ -480,7 +480,7 @@ func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions)
 		busy = s.phase != PhaseIdle // those still in their Input hook came after this one
 	}
 	if busy {
-		if opts.OutputSchema != nil {
+		if opts.OutputSchema != nil && opts.StreamingBehavior != "" {
 			return ErrOutputQueued
 		}
 		switch opts.StreamingBehavior {

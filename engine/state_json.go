@@ -58,7 +58,7 @@ func appendState(dst []byte, st State, c *stateCache, version uint64) []byte {
 		dst = appendStringField(dst, "sessionSaveError", st.SessionSaveError)
 	}
 	if st.Budget != nil {
-		dst = st.Budget.appendJSON(appendKey(dst, "budget"))
+		dst = st.Budget.AppendJSON(appendKey(dst, "budget"))
 	}
 	return append(dst, '}')
 }
