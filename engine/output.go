@@ -86,12 +86,39 @@ type outputSpec struct {
 }
 
 // CheckOutputSchema says why schema cannot be an output schema (nil when
-// it can): it must be a JSON object the Validator compiles, referring to
-// nothing outside itself. Safe anywhere: fronts call it on their reader,
-// before a prompt is acknowledged.
-func (s *Session) CheckOutputSchema(schema []byte) error {
-	_, err := s.newOutputSpec(schema)
+// it can): it must be a JSON object v compiles, referring to nothing
+// outside itself (nil v checks only that it is an object).
+func CheckOutputSchema(v Validator, schema []byte) error {
+	_, err := outputFormat(v, schema)
 	return err
+}
+
+// CheckOutputSchema is CheckOutputSchema with the session's validator.
+// Safe anywhere: fronts call it on their reader, before a prompt is
+// acknowledged.
+func (s *Session) CheckOutputSchema(schema []byte) error {
+	return CheckOutputSchema(s.cfg.Validator, schema)
+}
+
+// outputFormat reads an output schema.
+func outputFormat(v Validator, schema []byte) (OutputFormat, error) {
+	compact := compactRaw(schema)
+	if compact == nil {
+		return OutputFormat{}, &OutputSchemaInvalidError{errors.New("it is not valid JSON")}
+	}
+	if compact[0] != '{' {
+		return OutputFormat{}, &OutputSchemaInvalidError{errors.New("it must be a JSON object")}
+	}
+	if v != nil {
+		if err := v.Check(compact); err != nil {
+			return OutputFormat{}, &OutputSchemaInvalidError{err}
+		}
+	}
+	var meta struct {
+		Title string `json:"title"`
+	}
+	_ = json.Unmarshal(compact, &meta)
+	return OutputFormat{Name: formatName(meta.Title), Schema: compact}, nil
 }
 
 // newOutputSpec is the output schema of a prompt; nil for none. It reads
@@ -100,22 +127,10 @@ func (s *Session) newOutputSpec(schema []byte) (*outputSpec, error) {
 	if schema == nil {
 		return nil, nil
 	}
-	compact := compactRaw(schema)
-	if compact == nil {
-		return nil, &OutputSchemaInvalidError{errors.New("it is not valid JSON")}
+	f, err := outputFormat(s.cfg.Validator, schema)
+	if err != nil {
+		return nil, err
 	}
-	if compact[0] != '{' {
-		return nil, &OutputSchemaInvalidError{errors.New("it must be a JSON object")}
-	}
-	if v := s.cfg.Validator; v != nil {
-		if err := v.Check(compact); err != nil {
-			return nil, &OutputSchemaInvalidError{err}
-		}
-	}
-	var meta struct {
-		Title string `json:"title"`
-	}
-	_ = json.Unmarshal(compact, &meta)
 	max := s.cfg.OutputRetries
 	switch {
 	case max == 0:
@@ -123,7 +138,7 @@ func (s *Session) newOutputSpec(schema []byte) (*outputSpec, error) {
 	case max < 0:
 		max = 0
 	}
-	return &outputSpec{format: OutputFormat{Name: formatName(meta.Title), Schema: compact}, max: max}, nil
+	return &outputSpec{format: f, max: max}, nil
 }
 
 // formatName is a title made of the characters OpenAI's format names take
