@@ -86,7 +86,6 @@ type options struct {
 	maxLineBytes                                    int
 	print, listModels                               bool
 	maxTurns                                        int
-	budget                                          budgetFlags // budgets and structured output (budgetflags.go)
 	procs                                           procFlags // procs: keys and sandbox (supervise.go)
 	// The user's setup (resources.go): context files, skills, templates
 	// and MCP servers.
@@ -95,6 +94,8 @@ type options struct {
 	extensions, extensionFlags                   []string
 	noExtensions                                 bool
 	noRules                                      bool // no TTSR rules
+	// Budgets and structured output (budgetflags.go).
+	budget budgetFlags
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
 	noTitle, noLSP, noPTY, allowHome bool
 	providerSessionID                string
