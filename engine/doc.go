@@ -51,7 +51,8 @@
 // extension host also uses the verbs no front has: SendMessage,
 // AppendCustomEntry, SetLabel, SetActiveTools, Exec and the UI requests. Queries and
 // settings answer at once (State, Messages, Page, Stats, SelectModel,
-// CycleModel, SetThinkingLevel, SetHostTools). The lifecycle verbs
+// CycleModel, SetThinkingLevel, SetHostTools, SetBudget); Continue starts a
+// run from the context as it stands, as Prompt does with a message. The lifecycle verbs
 // (NewSession, SwitchSession, Branch, Clone, Export, SetSessionName) report
 // through a done function on the executor once their work is over; a
 // front that keeps its input in order holds what follows until then. A
@@ -87,9 +88,15 @@
 // for more work; the first that asks gets it, as a postRun with its own
 // phase and cancellable activity, and what the next run starts with. A
 // prompt may get such work before its run too (the pre-prompt compaction).
-// While a model call streams, every event passes the stream watches
-// (streamWatch) before it is applied, beside the idle watchdog; the TTSR
-// watch ends a call that breaks a rule. Rules without a condition
+// The last stage checks the answer against the prompt's output schema
+// (output.go) and asks again on a mismatch. While a model call streams,
+// every event passes the stream watches (streamWatch) before it is
+// applied, beside the idle watchdog; the budget watch (budget.go) ends the
+// run at the delta that reaches a cost or token limit, the TTSR watch a
+// call that breaks a rule. A budget ends a run through the run's own
+// context, cancelled with the *BudgetError as its cause, so every
+// post-run stage sees it aborted; the checks before each model call and
+// the time limit's timer end it the same way. Rules without a condition
 // (promptrules.go) are in the system prompt, or attached after the turn
 // whose tool calls touched a file they match. Compaction (compact*.go) prepares
 // and summarises off the executor through the session's Provider;

@@ -25,8 +25,13 @@ type Sink interface {
 // AgentStart opens a run.
 type AgentStart struct{}
 
-// AgentEnd closes a run; Messages are the messages the run added.
-type AgentEnd struct{ Messages []Message }
+// AgentEnd closes a run; Messages are the messages the run added. Budget
+// is the budget it stopped on (nil: none), sent as stopReason
+// "budget_reached" and budget (ours, additive).
+type AgentEnd struct {
+	Messages []Message
+	Budget   *BudgetError
+}
 
 // TurnStart opens a turn (one assistant response and its tool round).
 type TurnStart struct{}
@@ -212,6 +217,10 @@ func orEmptyObject(raw []byte) []byte {
 func (AgentStart) AppendJSON(dst []byte) []byte { return append(appendType(dst, "agent_start"), '}') }
 func (e AgentEnd) AppendJSON(dst []byte) []byte {
 	dst = appendMessages(appendKey(appendType(dst, "agent_end"), "messages"), e.Messages)
+	if e.Budget != nil {
+		dst = appendStringField(dst, "stopReason", StopBudgetReached)
+		dst = e.Budget.appendJSON(appendKey(dst, "budget"))
+	}
 	return append(dst, '}')
 }
 func (TurnStart) AppendJSON(dst []byte) []byte { return append(appendType(dst, "turn_start"), '}') }

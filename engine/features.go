@@ -23,18 +23,25 @@ package engine
 //     goes on; compaction and reminders look at the run that follows.
 //  3. Automatic compaction: on an overflow (which retry never takes) or
 //     over the threshold; it also prunes old tool output when it passes.
-//  4. Todo reminders last: only a run that really stopped, in a context
+//  4. Todo reminders: only a run that really stopped, in a context
 //     already compacted, gets one.
+//  5. Structured output last: the answer a run stops with is checked
+//     against the prompt's output schema once nothing else goes on.
+//
+// Budgets have no stage: a run that reaches one is cancelled with the
+// budget as the cause, so every stage sees it aborted.
 //
 // The truncation check and the command expansion plug in no stage; their
 // place here does not matter. The onInstall functions each touch only
 // their own feature's state, so their order does not matter either.
 // Tests put their own stages and watches around these after New.
 var features = [...]func(*Session){
+	(*Session).plugBudget,     // budget.go: no stage; its watch first, a run out of budget stops whatever a rule says
 	(*Session).plugRetry,      // retry.go
 	(*Session).plugTTSR,       // ttsr_watch.go
 	(*Session).plugCompaction, // compact_auto.go
 	(*Session).plugTodos,      // todo_reminder.go
+	(*Session).plugOutput,     // output.go: last, the answer that ends the prompt is checked
 	(*Session).plugTruncation, // truncation.go
 	(*Session).plugCommands,   // commands.go
 }

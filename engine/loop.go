@@ -36,6 +36,15 @@ type run struct {
 	// Open block indexes of the partial, by kind (-1 when none).
 	curText, curThinking, curTool int
 	stop                          StopReason
+	// cancel ends the run's context; a budget ends the run through it,
+	// with the *BudgetError as the cause (budget.go). Safe anywhere.
+	cancel context.CancelCauseFunc
+	// meter counts the current model call against the cost and token
+	// limits (nil: none set); made with the request on the executor,
+	// then the run goroutine's while the call streams.
+	meter *budgetMeter
+	// timeUp is set on the executor once the time limit has passed.
+	timeUp *BudgetError
 }
 
 // postRun is work a run goroutine does after agent_end while the session
@@ -90,14 +99,16 @@ type streamWatch func(r *run, ev StreamEvent) error
 // that work (a compaction before the prompt), whatever its outcome; with
 // hook (a prompt, when the BeforeAgentStart hook is wanted), after the
 // hook has answered: its messages follow the prompt and its system prompt
-// is the run's. (actor)
-func (s *Session) startRun(prompts []Message, pre *postRun, hook *AgentStartHook) {
+// is the run's. A fresh run spends its budget from nothing; one that is
+// not (Continue) goes on from what the run before it spent. (actor)
+func (s *Session) startRun(prompts []Message, pre *postRun, hook *AgentStartHook, fresh bool) {
 	prompts = append(prompts, s.nextTurn...)
 	s.nextTurn = nil
-	r := &run{}
 	ctx, cancel := context.WithCancelCause(context.Background())
+	r := &run{cancel: cancel}
 	removeRun := s.acts.add(ActRun, cancel)
 	s.run = r
+	s.startBudget(fresh)
 	var pending []Message
 	open := func() {
 		s.phase = PhaseRunning
@@ -174,7 +185,13 @@ func (s *Session) activity(ctx context.Context, r *run, pending []Message) {
 		// post-run work registers in the same step, so an abort or
 		// abort_retry read after any of its frames finds it.
 		s.Call(func() {
-			s.emit(AgentEnd{Messages: r.newMessages})
+			be := budgetCause(ctx)
+			s.emit(AgentEnd{Messages: r.newMessages, Budget: be})
+			if be != nil {
+				for _, w := range s.turns {
+					w.res.Budget = be
+				}
+			}
 			post = s.decidePostRun(r, ctx.Err() != nil)
 			if post == nil {
 				s.finishRun(r)
@@ -219,6 +236,7 @@ func (s *Session) finishRun(r *run) {
 	if s.run != r {
 		return
 	}
+	s.stopBudget(r)
 	s.run = nil
 	s.goIdle()
 }
@@ -278,6 +296,7 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 			calls++
 			var req *Request
 			var msgs []Message
+			var spent bool // a budget was reached: the turn ends without a call
 			// Tools that change on their own (MCP servers starting, a
 			// changed tool list) are in place before the request is built.
 			s.settleTools(ctx)
@@ -288,8 +307,16 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				for _, p := range pending {
 					s.emitMessage(r, p)
 				}
+				if be := s.budgetBeforeCall(r); be != nil {
+					s.budgetTurn(r, be)
+					spent = true
+					return
+				}
 				req, msgs = s.buildRequest(r)
 			})
+			if spent {
+				return
+			}
 			firstTurn, pending = false, nil
 			s.hookRequest(ctx, r, req, msgs)
 
@@ -364,6 +391,10 @@ func (s *Session) buildRequest(r *run) (*Request, []Message) {
 	if r.systemPrompt != "" {
 		req.SystemPrompt = r.systemPrompt
 	}
+	if o := s.output; o != nil {
+		req.Output = &o.format
+		req.SystemPrompt += outputInstruction(o.format.Schema)
+	}
 	var msgs []Message
 	if s.has(HookContext) {
 		msgs = append([]Message(nil), s.rec.context...)
@@ -377,6 +408,7 @@ func (s *Session) buildRequest(r *run) (*Request, []Message) {
 		req.Tools = append(req.Tools, ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
 	r.ttsr, r.ruleCut = s.newTTSRStream(), false
+	r.meter = s.newBudgetMeter(r)
 	r.promptChars = 0
 	if silentTruncationAPIs[r.model.API] && !s.truncWarned {
 		r.promptChars = -1 // measured by hookRequest, once the request is final
@@ -570,9 +602,12 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 	s.partial = nil
 	switch {
 	case ctx.Err() != nil && (err != nil || r.stop == ""), r.ruleCut:
-		// Aborted by the user, or cut by a rule (TTSR).
+		// Aborted by the user, cut by a rule (TTSR) or by a budget.
 		msg.StopReason = StopAborted
 		msg.ErrorMessage = AbortedMessage
+		if be := budgetCause(ctx); be != nil {
+			msg.ErrorMessage = be.Error()
+		}
 	case err != nil:
 		msg.StopReason = StopError
 		msg.ErrorMessage = err.Error()
@@ -583,6 +618,7 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 		msg.StopReason = StopStop
 	}
 	markCutCalls(msg)
+	s.commitBudget(r, msg)
 	s.addMessage(r, msg)
 	s.emit(MessageEnd{Message: msg})
 	s.retrySucceeded(msg)

@@ -24,6 +24,12 @@ type Request struct {
 	Messages      []Message // the LLM context (custom roles already converted)
 	Tools         []ToolSpec
 	ThinkingLevel ThinkingLevel // "" when no reasoning parameter is sent
+	// Output, when set, asks for a final answer that is JSON valid against
+	// a schema (output.go). An adapter whose backend has a native
+	// structured output sends it (OpenAI response_format / text.format,
+	// Ollama format, Gemini responseSchema); the system prompt says it to
+	// every model, and the engine checks the answer either way.
+	Output *OutputFormat
 }
 
 // ToolSpec is the model-facing description of a tool.

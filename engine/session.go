@@ -85,6 +85,13 @@ type Config struct {
 	// calls, with an error message (TurnLimitMessage); 0 is no limit, as
 	// the original.
 	MaxTurns int
+	// Budget limits what one run may spend (cost, tokens, time; budget.go);
+	// SetBudget changes it. Zero: no limit, as the original.
+	Budget Budget
+	// OutputRetries is how many times a final answer that does not match
+	// its prompt's output schema is asked for again (output.go); 0 means
+	// DefaultOutputRetries, negative none.
+	OutputRetries int
 	// InboxSize bounds the actor's mailbox (backpressure); 0 picks a default.
 	InboxSize int
 	// TodoClearDelay is how long a completed or abandoned task stays in the
@@ -150,6 +157,8 @@ type Session struct {
 	stateCache    stateCache
 	bashTail      chan struct{} // closed when the last queued bash command is done
 	retry         retryState
+	budget        budgetState
+	output        *outputSpec     // the current prompt's output schema (output.go); nil: free text
 	truncWarned   bool            // the silent-truncation warning was sent (once per session)
 	noticed       map[string]bool // the providers' notices already told the host
 	// saveErr is why the store last failed ("" while every entry is
@@ -320,6 +329,12 @@ type PromptOptions struct {
 	// after it, or the extension command it named. It is called exactly
 	// once, unless Prompt returns an error.
 	Done func(TurnResult)
+	// OutputSchema, if set, is a JSON Schema the prompt's final answer
+	// must be a JSON value valid against (output.go): a mismatch is told
+	// to the model, which answers again, at most Config.OutputRetries
+	// times. It needs a prompt that starts a run: queued, it fails with
+	// ErrOutputQueued.
+	OutputSchema []byte
 
 	inTurn bool // admitted from the Input hook in arrival order (admit)
 }
@@ -465,6 +480,9 @@ func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions)
 		busy = s.phase != PhaseIdle // those still in their Input hook came after this one
 	}
 	if busy {
+		if opts.OutputSchema != nil && opts.StreamingBehavior != "" {
+			return ErrOutputQueued
+		}
 		switch opts.StreamingBehavior {
 		case "":
 			return ErrBusy
@@ -482,12 +500,17 @@ func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions)
 	if s.has(HookBeforeAgentStart) {
 		hook = &AgentStartHook{Prompt: text, Images: images, SystemPrompt: s.set.systemPrompt}
 	}
+	out, err := s.newOutputSpec(opts.OutputSchema)
+	if err != nil {
+		return err
+	}
 	s.todo.reminders = 0 // the reminders count from the last user prompt
+	s.output = out
 	var pre *postRun
 	if reason, last := s.promptCompaction(); reason != "" {
 		pre = s.preCompaction(reason, last)
 	}
-	s.startRun([]Message{msg}, pre, hook)
+	s.startRun([]Message{msg}, pre, hook, true)
 	return nil
 }
 
@@ -576,6 +599,7 @@ func (s *Session) State() State {
 		SystemPrompt:          s.set.systemPrompt,
 		DumpTools:             make([]ToolDump, 0, len(s.set.tools)),
 		SessionSaveError:      s.saveErr,
+		Budget:                s.budgetStateOrNil(),
 	}
 	if s.partial != nil {
 		st.MessageCount++

@@ -31,6 +31,9 @@ type State struct {
 	// is not (a full or read-only disk); absent when every entry is on
 	// disk.
 	SessionSaveError string `json:"sessionSaveError,omitempty"`
+	// Budget is the run's budget and what it has spent (budget.go);
+	// absent while no limit is set.
+	Budget *BudgetState `json:"budget,omitempty"`
 }
 
 // SandboxState is get_state.sandbox: the mode, whether commands may use

@@ -57,5 +57,8 @@ func appendState(dst []byte, st State, c *stateCache, version uint64) []byte {
 	if st.SessionSaveError != "" {
 		dst = appendStringField(dst, "sessionSaveError", st.SessionSaveError)
 	}
+	if st.Budget != nil {
+		dst = st.Budget.AppendJSON(appendKey(dst, "budget"))
+	}
 	return append(dst, '}')
 }

@@ -23,6 +23,13 @@ type TurnResult struct {
 	// Usage is the sum over the turn's assistant messages (retries and
 	// every tool round included).
 	Usage Usage
+	// Budget is the budget the turn's run stopped on (nil: none); Stop is
+	// then StopAborted, and Last the message the budget ended.
+	Budget *BudgetError
+	// Output is the final answer's JSON (compact) when the prompt asked
+	// for an output schema and the answer matched it; when it never did,
+	// Err is an *OutputSchemaError.
+	Output []byte
 }
 
 // turnWatch collects a prompt's outcome while the session works on it:

@@ -45,7 +45,8 @@ func (s *Session) SendMessage(m *CustomMessage, opts SendOptions) error {
 		if err := s.canRun(); err != nil {
 			return err
 		}
-		s.startRun([]Message{m}, nil, nil)
+		s.output = nil
+		s.startRun([]Message{m}, nil, nil, true)
 	default:
 		s.emit(MessageStart{Message: m})
 		s.appendMessage(m)

@@ -16,10 +16,11 @@ const (
 	echoTools        = "tools"
 	echoLastUserText = "lastUserText"
 	echoContext      = "context"
+	echoOutputSchema = "outputSchema"
 )
 
 // echoParts lists the parts an echo can show, in the order the docs give.
-var echoParts = []string{echoSystemPrompt, echoTools, echoLastUserText, echoContext}
+var echoParts = []string{echoSystemPrompt, echoTools, echoLastUserText, echoContext, echoOutputSchema}
 
 // knownEcho reports whether part names something echoText can show.
 func knownEcho(part string) bool {
@@ -33,8 +34,9 @@ func knownEcho(part string) bool {
 
 // echoText renders a part of req as the text a reply carries: the system
 // prompt as sent; the offered tools' names, one a line; the last user
-// message's text; or the context, one message after another, each headed
-// by its role (a tool result also by its tool). An empty part is
+// message's text; the context, one message after another, each headed
+// by its role (a tool result also by its tool); or the output schema the
+// request asks for natively, "<name> <schema>". An empty part is
 // "(empty)", so the reply is never blank.
 func echoText(req *engine.Request, part string) string {
 	var out string
@@ -58,6 +60,10 @@ func echoText(req *engine.Request, part string) string {
 			b.WriteString(messageEcho(m))
 		}
 		out = b.String()
+	case echoOutputSchema:
+		if o := req.Output; o != nil {
+			out = o.Name + " " + string(o.Schema)
+		}
 	}
 	if strings.TrimSpace(out) == "" {
 		return "(empty)"

@@ -20,6 +20,7 @@ func echoReq() *engine.Request {
 			&engine.ToolResultMessage{ToolName: "read", Content: []engine.ContentBlock{engine.TextBlock("no such file")}, IsError: true},
 			user("second"),
 		},
+		Output: &engine.OutputFormat{Name: "answer", Schema: []byte(`{"type":"object"}`)},
 	}
 }
 
@@ -30,6 +31,7 @@ func TestEchoStep(t *testing.T) {
 		{"tools", "read\nbash"},
 		{"lastUserText", "second"},
 		{"context", "[user]\nfirst\n\n[assistant]\nok\n(tool call read {\"path\":\"a\"})\n\n[toolResult read: error]\nno such file\n\n[user]\nsecond"},
+		{"outputSchema", `answer {"type":"object"}`},
 	} {
 		t.Run(tc.part, func(t *testing.T) {
 			t.Parallel()
@@ -57,7 +59,7 @@ func TestEchoEmptyPart(t *testing.T) {
 func TestEchoParseErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ src, want string }{
-		{`{"echo":"everything"}`, `"echo" must be one of systemPrompt, tools, lastUserText, context, got "everything"`},
+		{`{"echo":"everything"}`, `"echo" must be one of systemPrompt, tools, lastUserText, context, outputSchema, got "everything"`},
 		{`{"echo":1}`, `"echo"`},
 		{`{"echo":"tools","repeat":2}`, `key "repeat" is not allowed in a echo step`},
 	} {

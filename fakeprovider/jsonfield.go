@@ -126,6 +126,18 @@ func (f field) count() (int, error) {
 	return int(n), nil
 }
 
+// price accepts a non-negative number.
+func (f field) price() (float64, error) {
+	if jsonKind(f.val) != "a number" {
+		return 0, fmt.Errorf("%q must be a non-negative number, got %s", f.key, jsonKind(f.val))
+	}
+	var v float64
+	if err := json.Unmarshal(f.val, &v); err != nil || v < 0 {
+		return 0, fmt.Errorf("%q must be a non-negative number, got %s", f.key, f.val)
+	}
+	return v, nil
+}
+
 // object returns the compact encoding of a JSON object value, keeping the
 // script's key order.
 func (f field) object() ([]byte, error) {

@@ -175,8 +175,12 @@ func (s *Script) parseModel(mf field) error {
 			} else {
 				m.Thinking.MaxLevel = lv
 			}
+		case "cost":
+			if m.Cost, err = parseCost(f); err != nil {
+				return err
+			}
 		default:
-			return fmt.Errorf("unknown key %q (want id, name, reasoning, contextWindow, maxTokens, minThinking or maxThinking)", f.key)
+			return fmt.Errorf("unknown key %q (want id, name, reasoning, contextWindow, maxTokens, minThinking, maxThinking or cost)", f.key)
 		}
 	}
 	if !named {
@@ -187,6 +191,36 @@ func (s *Script) parseModel(mf field) error {
 		m.Thinking = nil
 	}
 	return nil
+}
+
+// parseCost reads a model's prices in dollars per million tokens
+// ({"input","output","cacheRead","cacheWrite"}, each optional, default 0):
+// what usage costs, and what a --max-cost budget counts.
+func parseCost(cf field) (engine.ModelCost, error) {
+	var c engine.ModelCost
+	fields, err := objectFields(cf.val, `"cost"`)
+	if err != nil {
+		return c, err
+	}
+	for _, f := range fields {
+		var dst *float64
+		switch f.key {
+		case "input":
+			dst = &c.Input
+		case "output":
+			dst = &c.Output
+		case "cacheRead":
+			dst = &c.CacheRead
+		case "cacheWrite":
+			dst = &c.CacheWrite
+		default:
+			return c, fmt.Errorf("cost: unknown key %q (want input, output, cacheRead or cacheWrite)", f.key)
+		}
+		if *dst, err = f.price(); err != nil {
+			return c, fmt.Errorf("cost: %w", err)
+		}
+	}
+	return c, nil
 }
 
 func (s *Script) parseTurn(n int, raw json.RawMessage, t *turn) error {

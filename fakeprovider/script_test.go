@@ -30,7 +30,10 @@ func TestParseErrors(t *testing.T) {
 		{"loop not bool", `{"loop":1,"turns":[]}`, p + `"loop" must be a boolean, got a number`},
 		{"null", `{"model":null,"turns":[]}`, p + `"model" must not be null`},
 		{"duplicate", `{"turns":[],"turns":[]}`, p + `duplicate key "turns" in the script`},
-		{"model unknown key", `{"model":{"idd":"x"},"turns":[]}`, p + `model: unknown key "idd" (want id, name, reasoning, contextWindow, maxTokens, minThinking or maxThinking)`},
+		{"model unknown key", `{"model":{"idd":"x"},"turns":[]}`, p + `model: unknown key "idd" (want id, name, reasoning, contextWindow, maxTokens, minThinking, maxThinking or cost)`},
+		{"cost unknown key", `{"model":{"cost":{"in":1}},"turns":[]}`, p + `model: cost: unknown key "in" (want input, output, cacheRead or cacheWrite)`},
+		{"cost negative", `{"model":{"cost":{"output":-1}},"turns":[]}`, p + `model: cost: "output" must be a non-negative number, got -1`},
+		{"cost not object", `{"model":{"cost":3},"turns":[]}`, p + `model: "cost" must be a JSON object, got a number`},
 		{"model empty id", `{"model":{"id":""},"turns":[]}`, p + `model: "id" must not be empty`},
 		{"model bad window", `{"model":{"contextWindow":-1},"turns":[]}`, p + `model: "contextWindow" must be a non-negative integer, got -1`},
 		{"model fraction", `{"model":{"maxTokens":1.5},"turns":[]}`, p + `model: "maxTokens" must be a non-negative integer, got 1.5`},
@@ -134,6 +137,11 @@ func TestModel(t *testing.T) {
 		{"every override", "stream.json", `{"model":{"name":"N","id":"i","reasoning":false,"contextWindow":10,"maxTokens":5},"turns":[]}`,
 			func(m engine.Model) engine.Model {
 				m.ID, m.Name, m.Reasoning, m.ContextWindow, m.MaxTokens, m.Thinking = "i", "N", false, 10, 5, nil
+				return m
+			}},
+		{"prices", "stream.json", `{"model":{"cost":{"input":3,"output":15,"cacheRead":0.3,"cacheWrite":3.75}},"turns":[]}`,
+			func(m engine.Model) engine.Model {
+				m.Cost = engine.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}
 				return m
 			}},
 	}

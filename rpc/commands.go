@@ -65,6 +65,8 @@ var handlers = map[string]handler{
 	"set_todos":                 (*Server).cmdSetTodos,
 	"compact":                   (*Server).cmdCompact,
 	"set_auto_compaction":       (*Server).cmdSetAutoCompaction,
+	"set_budget":                (*Server).cmdSetBudget, // ours: commands_budget.go
+	"continue":                  (*Server).cmdContinue,  // ours
 }
 
 // decode reads the command's fields into v by the reading rule
@@ -83,9 +85,10 @@ type imageContent struct {
 }
 
 type promptArgs struct {
-	Message           *string        `json:"message"`
-	Images            []imageContent `json:"images"`
-	StreamingBehavior string         `json:"streamingBehavior"`
+	Message           *string         `json:"message"`
+	Images            []imageContent  `json:"images"`
+	StreamingBehavior string          `json:"streamingBehavior"`
+	OutputSchema      json.RawMessage `json:"outputSchema"` // ours: commands_budget.go
 }
 
 func (a *promptArgs) check(c *command) error {
@@ -126,8 +129,12 @@ func (s *Server) cmdPrompt(c *command) {
 	if !ok {
 		return
 	}
+	schema, ok := s.outputSchema(c, a.OutputSchema)
+	if !ok {
+		return
+	}
 	s.ok(c, nil)
-	opts := engine.PromptOptions{Images: images(a.Images), StreamingBehavior: a.StreamingBehavior,
+	opts := engine.PromptOptions{Images: images(a.Images), StreamingBehavior: a.StreamingBehavior, OutputSchema: schema,
 		Failed: func(err error) { s.fail(c, err) }, Taken: c.later()}
 	if err := s.sess.Prompt(*a.Message, opts); err != nil {
 		s.fail(c, err)
@@ -149,10 +156,14 @@ func (s *Server) cmdAbortAndPrompt(c *command) {
 	if !ok {
 		return
 	}
+	schema, ok := s.outputSchema(c, a.OutputSchema)
+	if !ok {
+		return
+	}
 	release := c.later()
 	s.sess.Abort(func() {
 		s.ok(c, nil)
-		opts := engine.PromptOptions{Images: images(a.Images), Failed: func(err error) { s.fail(c, err) }, Taken: release}
+		opts := engine.PromptOptions{Images: images(a.Images), OutputSchema: schema, Failed: func(err error) { s.fail(c, err) }, Taken: release}
 		if err := s.sess.Prompt(*a.Message, opts); err != nil {
 			s.fail(c, err)
 		}
@@ -162,6 +173,10 @@ func (s *Server) cmdAbortAndPrompt(c *command) {
 func (s *Server) queueCmd(c *command, enqueue func(text string, images []engine.ContentBlock) error) {
 	a, ok := s.parsePrompt(c)
 	if !ok {
+		return
+	}
+	if a.OutputSchema != nil && string(a.OutputSchema) != "null" {
+		s.fail(c, engine.ErrOutputQueued)
 		return
 	}
 	s.answer(c, nil, enqueue(*a.Message, images(a.Images)))

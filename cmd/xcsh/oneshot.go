@@ -22,9 +22,10 @@ const maxPipedStdin = 64 << 20
 
 // runOneShot runs print mode (-p) or json mode: the prompts are the
 // arguments, the first one preceded by piped stdin as the family merges
-// it. Exit status: 0, 1 when the run failed (the error on stderr), 128+n
-// after signal n (the run aborted first).
-func runOneShot(ctx context.Context, mode string, lean bool, args []string, a *agentSetup, stdin io.Reader, stdout, stderr io.Writer) error {
+// it. Exit status: 0, 1 when the run failed (the error on stderr), 3 when
+// it stopped on a budget, 4 when its answer never matched the output
+// schema, 128+n after signal n (the run aborted first).
+func runOneShot(ctx context.Context, mode string, lean bool, budget *budgetFlags, args []string, a *agentSetup, stdin io.Reader, stdout, stderr io.Writer) error {
 	for _, arg := range args {
 		if strings.HasPrefix(arg, "@") {
 			return &exitError{2, "Error: @file arguments are not supported; pipe the file in (xcsh -p \"prompt\" < file)"}
@@ -50,7 +51,7 @@ func runOneShot(ctx context.Context, mode string, lean bool, args []string, a *a
 	if len(prompts) == 0 {
 		return &exitError{2, fmt.Sprintf(`Error: no prompt: give one as an argument (xcsh %s "prompt") or pipe it in`, modeFlag(mode))}
 	}
-	front := oneshot.New(oneshot.Options{JSON: mode == "json", Lean: lean, Out: stdout, Log: stderr})
+	front := oneshot.New(oneshot.Options{JSON: mode == "json", Lean: lean, Out: stdout, Log: stderr, OutputSchema: budget.schema})
 	live, err := a.open(sessions.Front{Sink: front})
 	if err != nil {
 		return err
@@ -82,6 +83,9 @@ func runOneShot(ctx context.Context, mode string, lean bool, args []string, a *a
 		return &exitError{128 + int(se.sig), ""}
 	case errors.Is(err, oneshot.ErrOutput):
 		fmt.Fprintln(stderr, "xcsh:", err)
+	}
+	if code, ok := budget.exitStatus(err); ok {
+		return &exitError{code, ""} // the front has said why on stderr
 	}
 	return &exitError{1, ""} // the front has said why on stderr
 }

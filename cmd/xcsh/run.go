@@ -94,6 +94,8 @@ type options struct {
 	extensions, extensionFlags                   []string
 	noExtensions                                 bool
 	noRules                                      bool // no TTSR rules
+	// Budgets and structured output (budgetflags.go).
+	budget budgetFlags
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
 	noTitle, noLSP, noPTY, allowHome bool
 	providerSessionID                string
@@ -181,6 +183,7 @@ and keys; architecture.md: how it is built).`,
 	f.BoolVar(&o.confirmOutside, "confirm-writes-outside-cwd", false, "ask the user before write or edit changes a file outside the working directory")
 	f.DurationVar(&o.confirmTimeout, "confirm-timeout", 0, "a confirmation not answered in this time is declined (0: wait)")
 	f.IntVar(&o.maxTurns, "max-turns", 0, "end a run after this many model calls when the model keeps calling tools (0: no limit)")
+	addBudgetFlags(f, &o.budget) // budgetflags.go
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
 	addProcFlags(f, &o.procs) // procs: supervise.go
 	f.BoolVar(&o.noContextFiles, "no-context-files", false, "do not read AGENTS.md / CLAUDE.md into the system prompt")
@@ -227,6 +230,9 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	if o.listModels {
 		return listModels(o, args, stdout, stderr)
 	}
+	if err := o.budget.check(mode); err != nil { // budgetflags.go
+		return err
+	}
 	switch mode {
 	case "rpc":
 		for _, a := range args {
@@ -259,7 +265,7 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	if mode == "rpc" {
 		return runRPC(ctx, o, a, stdin, stdout, stderr)
 	}
-	return runOneShot(ctx, mode, o.rpcUpdates == rpc.UpdatesDelta, args, a, stdin, stdout, stderr)
+	return runOneShot(ctx, mode, o.rpcUpdates == rpc.UpdatesDelta, &o.budget, args, a, stdin, stdout, stderr)
 }
 
 // agentSetup is what the one-session modes (rpc, print, json) start
@@ -444,6 +450,7 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 		RetryBaseDelay: o.retryBaseDelay, StreamIdleTimeout: idleTimeout(o.streamIdleTimeout), MaxTurns: o.maxTurns,
 		TodoClearDelay: clearDelay(o.todoClearDelay), Cwd: cwd,
 	}
+	o.budget.configure(&cfg) // budgetflags.go
 	return cfg, extHost, nil
 }
 

@@ -73,6 +73,9 @@ Documentation: docs/server.md.`,
 // runServe starts the server on its transports and serves until a signal.
 func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	o.mode = "serve"
+	if err := o.budget.check(o.mode); err != nil { // budgetflags.go
+		return err
+	}
 	if o.rpcUpdates != rpc.UpdatesFull && o.rpcUpdates != rpc.UpdatesDelta {
 		return &exitError{2, fmt.Sprintf("Error: invalid --rpc-updates %q (expected full or delta)", o.rpcUpdates)}
 	}

@@ -55,6 +55,9 @@ type Turn struct {
 	ID     string
 	Text   string
 	Images []engine.ContentBlock
+	// OutputSchema, if set, is the JSON Schema the turn's final answer
+	// must match (engine.PromptOptions.OutputSchema).
+	OutputSchema []byte
 	// Gen is Generation() when the front read the prompt: a Cancel read
 	// after it ends the turn as aborted, even before it has started.
 	Gen uint64
@@ -235,7 +238,7 @@ func (l *Live) start(t *Turn) {
 	case t.Run != nil:
 		t.Run(func() { l.eng.WhenIdle(func() { l.finish(engine.TurnResult{}) }) })
 	default:
-		if err := l.eng.Prompt(t.Text, engine.PromptOptions{Images: t.Images, Done: l.finish}); err != nil {
+		if err := l.eng.Prompt(t.Text, engine.PromptOptions{Images: t.Images, OutputSchema: t.OutputSchema, Done: l.finish}); err != nil {
 			l.finish(engine.TurnResult{Err: err})
 		}
 	}
@@ -293,9 +296,15 @@ func (l *Live) WhenSettled(fn func()) {
 // ends first, all the session's work is cancelled, and Ask returns ctx's
 // cause once the turn has wound down.
 func (l *Live) Ask(ctx context.Context, text string, images []engine.ContentBlock) (engine.TurnResult, error) {
+	return l.AskTurn(ctx, Turn{Text: text, Images: images})
+}
+
+// AskTurn is Ask for a turn that carries more than a text (an output
+// schema); its Gen and Done are Ask's own.
+func (l *Live) AskTurn(ctx context.Context, turn Turn) (engine.TurnResult, error) {
 	ch := make(chan engine.TurnResult, 1)
-	gen := l.Generation()
-	t := &Turn{Text: text, Images: images, Gen: gen, Done: func(r engine.TurnResult) { ch <- r }}
+	t := &turn
+	t.Gen, t.Done = l.Generation(), func(r engine.TurnResult) { ch <- r }
 	if !l.Enqueue(func() { l.Prompt(t) }) {
 		return engine.TurnResult{}, ErrClosing
 	}

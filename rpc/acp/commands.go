@@ -179,7 +179,7 @@ func (ss *session) thinkingLevel() string {
 }
 
 // configOptions are the session's selectors: the model and the thinking
-// level. (actor)
+// level, and its budgets once it has one. (actor)
 func (ss *session) configOptions() []sdk.SessionConfigOption {
 	var models sdk.SessionConfigSelectOptionsUngrouped
 	cur := ""
@@ -201,12 +201,12 @@ func (ss *session) configOptions() []sdk.SessionConfigOption {
 		levels = append(levels, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(l), Name: string(l)})
 	}
 	modelCat, thinkCat := sdk.SessionConfigOptionCategoryModel, sdk.SessionConfigOptionCategoryThoughtLevel
-	return []sdk.SessionConfigOption{
+	return append([]sdk.SessionConfigOption{
 		{Select: &sdk.SessionConfigOptionSelect{Id: optModel, Name: "Model", Category: &modelCat, CurrentValue: sdk.SessionConfigValueId(cur),
 			Options: sdk.SessionConfigSelectOptions{Ungrouped: &models}}},
 		{Select: &sdk.SessionConfigOptionSelect{Id: optThinking, Name: "Thinking", Category: &thinkCat, CurrentValue: sdk.SessionConfigValueId(ss.thinkingLevel()),
 			Options: sdk.SessionConfigSelectOptions{Ungrouped: &levels}}},
-	}
+	}, ss.budgetConfigOptions()...) // budget.go
 }
 
 // modes are the thinking levels as the legacy session modes, for
@@ -245,6 +245,11 @@ func (ss *session) setConfigOption(from *Server, req *jsonrpc.Request) {
 	case optThinking:
 		if !ss.setThinking(v) {
 			ss.reply(from, req, nil, errInvalidParams(fmt.Sprintf("unknown thinking level %q", v)))
+			return
+		}
+	case optMaxCost, optMaxTokens, optMaxTime: // budget.go
+		if err := ss.setBudgetOption(string(p.ValueId.ConfigId), v); err != nil {
+			ss.srv.c.fail(req, errInvalidParams(err.Error()))
 			return
 		}
 	default:

@@ -48,6 +48,8 @@ type session struct {
 	cost     float64
 	allowAll map[string]bool  // allow_always answers, by tool and question
 	asked    map[string]int64 // our request of each open dialog, by dialog id
+	// showBudget: the budget's options are listed (budget.go).
+	showBudget bool
 }
 
 // open opens the session req asks for in the host, with a new ACP side;
@@ -235,6 +237,10 @@ func (ss *session) answer(from *Server, req *jsonrpc.Request, res engine.TurnRes
 		errText = res.Last.ErrorMessage
 	}
 	switch {
+	case res.Budget != nil:
+		// The partial answer has been sent; the reason follows it.
+		ss.notice(res.Budget.Error())
+		ss.srv.c.respond(req, sdk.PromptResponse{StopReason: budgetStopReason(res.Budget)})
 	case res.Stop == engine.StopAborted:
 		ss.reply(from, req, sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil)
 	case res.Stop == "" && res.Err != nil:

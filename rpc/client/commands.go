@@ -94,9 +94,10 @@ func wireImages(in []Image) []wireImage {
 }
 
 type messageFields struct {
-	Message           string      `json:"message"`
-	Images            []wireImage `json:"images,omitempty"`
-	StreamingBehavior string      `json:"streamingBehavior,omitempty"`
+	Message           string          `json:"message"`
+	Images            []wireImage     `json:"images,omitempty"`
+	StreamingBehavior string          `json:"streamingBehavior,omitempty"`
+	OutputSchema      json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 // PromptOptions are the optional fields of a prompt.
@@ -105,6 +106,10 @@ type PromptOptions struct {
 	// StreamingBehavior is "steer" or "followUp": while a run is active the
 	// message is queued instead of refused as busy.
 	StreamingBehavior string
+	// OutputSchema, if set, is a JSON Schema object the final answer must
+	// match (docs/rpc.md "Structured output"): output_schema_end reports
+	// the JSON.
+	OutputSchema json.RawMessage
 }
 
 // PromptHandle is an acknowledged prompt. The agent acknowledges a prompt
@@ -150,7 +155,7 @@ func (t *target) prompt(ctx context.Context, typ string, f messageFields) (*Prom
 // to start through the handle. An acknowledgement that is a failure (bad
 // fields) is returned as the error.
 func (t *target) Prompt(ctx context.Context, message string, opts PromptOptions) (*PromptHandle, error) {
-	return t.prompt(ctx, "prompt", messageFields{message, wireImages(opts.Images), opts.StreamingBehavior})
+	return t.prompt(ctx, "prompt", messageFields{message, wireImages(opts.Images), opts.StreamingBehavior, opts.OutputSchema})
 }
 
 // AbortAndPrompt aborts the run and, once it has wound down, starts a

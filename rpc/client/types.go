@@ -68,6 +68,8 @@ type State struct {
 	TodoPhases            []TodoPhase `json:"todoPhases"`
 	SystemPrompt          string      `json:"systemPrompt"`
 	DumpTools             []ToolInfo  `json:"dumpTools"`
+	// Budget is the run's budget and spending; nil while no limit is set.
+	Budget *BudgetState `json:"budget,omitempty"`
 }
 
 // TodoPhase is one phase of the todo list (get_state.todoPhases, set_todos).

@@ -32,6 +32,10 @@ type Options struct {
 	Header []byte
 	Out    io.Writer // stdout
 	Log    io.Writer // stderr: errors for the user
+	// OutputSchema, if set, is the JSON Schema the last prompt's final
+	// answer must match (--output-schema): print mode then prints that
+	// JSON, and nothing else.
+	OutputSchema []byte
 }
 
 // Front is the Sink of a one-shot session.
@@ -114,12 +118,14 @@ var ErrOutput = errors.New("writing stdout failed")
 // Run sends each prompt to the session in turn (each once the session has
 // settled after the one before: its run, retries and compaction), and
 // reports the outcome of the last: in print mode the final assistant
-// message's text on stdout. A run that ends without a final answer (it
-// failed, was aborted, or the model said nothing) has the reason on
-// stderr, in both modes. Run returns nil on success; an error the user
-// has already been told about on stderr otherwise, or ctx's cause when
-// ctx ended first (the run is aborted and has wound down). The session
-// runs (Live.Start) before Run is called.
+// message's text on stdout (with an output schema, the JSON it matched).
+// A run that ends without a final answer (it failed, was aborted, reached
+// a budget, never matched its output schema, or the model said nothing)
+// has the reason on stderr, in both modes. Run returns nil on success; an
+// error the user has already been told about on stderr otherwise (an
+// *engine.BudgetError or *engine.OutputSchemaError for those), or ctx's
+// cause when ctx ended first (the run is aborted and has wound down). The
+// session runs (Live.Start) before Run is called.
 func (f *Front) Run(ctx context.Context, live *sessions.Live, prompts []string, images []engine.ContentBlock) error {
 	f.mu.Lock()
 	f.stop = func() { live.Engine().Cancel(engine.AllKinds...) }
@@ -138,8 +144,12 @@ func (f *Front) Run(ctx context.Context, live *sessions.Live, prompts []string, 
 		f.mu.Lock()
 		f.why = ""
 		f.mu.Unlock()
+		turn := sessions.Turn{Text: text, Images: imgs}
+		if i == len(prompts)-1 {
+			turn.OutputSchema = f.opts.OutputSchema
+		}
 		var err error
-		if res, err = live.Ask(ctx, text, imgs); err != nil {
+		if res, err = live.AskTurn(ctx, turn); err != nil {
 			return err
 		}
 		if res.Stop == "" && res.Err != nil {
@@ -149,6 +159,17 @@ func (f *Front) Run(ctx context.Context, live *sessions.Live, prompts []string, 
 		if err := f.outputErr(); err != nil {
 			return err
 		}
+		if res.Budget != nil {
+			// The run stopped on its budget: no answer, and the prompts
+			// after it are not sent.
+			fmt.Fprintln(f.opts.Log, res.Budget)
+			return res.Budget
+		}
+	}
+	var oe *engine.OutputSchemaError
+	if errors.As(res.Err, &oe) {
+		fmt.Fprintln(f.opts.Log, oe)
+		return oe
 	}
 	if why := f.noAnswer(res); why != "" {
 		fmt.Fprintln(f.opts.Log, why)
@@ -158,9 +179,13 @@ func (f *Front) Run(ctx context.Context, live *sessions.Live, prompts []string, 
 		return f.outputErr()
 	}
 	f.mu.Lock()
-	for _, b := range res.Last.Content {
-		if b.Type == engine.BlockText {
-			f.write([]byte(b.Text + "\n"))
+	if res.Output != nil {
+		f.write(append(append([]byte(nil), res.Output...), '\n'))
+	} else {
+		for _, b := range res.Last.Content {
+			if b.Type == engine.BlockText {
+				f.write([]byte(b.Text + "\n"))
+			}
 		}
 	}
 	f.mu.Unlock()

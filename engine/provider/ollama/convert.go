@@ -52,6 +52,14 @@ func buildRequest(req *engine.Request) (*api.ChatRequest, error) {
 	if n := req.Model.MaxTokens; n > 0 {
 		out.Options["num_predict"] = n
 	}
+	// An output schema is Ollama's format, on a request that offers no
+	// tools: with format set, Ollama's grammar holds every reply to the
+	// schema and no tool call comes back (ollama/ollama#8095, #13750), so a
+	// run that may call tools gets the schema in its system prompt only and
+	// the engine checks the answer.
+	if o := req.Output; o != nil && len(tools) == 0 {
+		out.Format = json.RawMessage(o.Schema)
+	}
 	return out, nil
 }
 

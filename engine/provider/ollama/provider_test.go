@@ -757,3 +757,38 @@ func TestStreamToolsRefused(t *testing.T) {
 		t.Errorf("other model: %d requests, tools %v", len(reqs), reqs[len(reqs)-1].Tools)
 	}
 }
+
+// An output schema is Ollama's format on a request without tools; with
+// tools it is not sent (format would suppress every tool call).
+func TestStreamOutputFormat(t *testing.T) {
+	t.Parallel()
+	const schema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
+	for _, c := range []struct {
+		name   string
+		tools  []engine.ToolSpec
+		format string
+	}{
+		{"no tools", nil, schema},
+		{"tools", []engine.ToolSpec{{Name: "read", Description: "Read."}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := ollamatest.NewServer(ollamatest.Script{Chat: []ollamatest.Reply{lines(ollamatest.Done("stop", 1, 1))}})
+			t.Cleanup(srv.Close)
+			req := &engine.Request{Model: testModel(srv.URL), Messages: []engine.Message{userText("hi")}, Tools: c.tools,
+				Output: &engine.OutputFormat{Name: "output", Schema: []byte(schema)}}
+			if _, err := stream(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				Format json.RawMessage `json:"format"`
+			}
+			if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if string(body.Format) != c.format {
+				t.Errorf("format = %s, want %s", body.Format, c.format)
+			}
+		})
+	}
+}

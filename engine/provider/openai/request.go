@@ -57,6 +57,7 @@ func buildParams(req *engine.Request, c *compat) sdk.ChatCompletionNewParams {
 		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(def))
 	}
 
+	chatResponseFormat(req, &p) // structured.go
 	extra := map[string]any{}
 	thinkingParams(req, c, &p, extra)
 	if len(c.OpenRouterRouting) > 0 && string(c.OpenRouterRouting) != "null" {

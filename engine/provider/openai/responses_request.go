@@ -82,6 +82,7 @@ func buildResponsesParams(req *engine.Request, fl flavor) responses.ResponseNewP
 		}
 	}
 	p.Input.OfInputItemList = input
+	responsesTextFormat(req, &p) // structured.go
 	for _, t := range req.Tools {
 		ft := responses.FunctionToolParam{Name: t.Name, Strict: param.NewOpt(false)}
 		if fl == flavorCodex {

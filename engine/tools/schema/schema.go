@@ -168,6 +168,29 @@ func (v *Validator) Validate(schema, args []byte) []string {
 	return leaves(ve)
 }
 
+// ValidateValue implements engine.ValueValidator: Validate for a whole
+// JSON value, exactly (a prompt's final answer against its output schema:
+// a null there is the answer's, not a model's "not given").
+func (v *Validator) ValidateValue(schema, doc []byte) []string {
+	s, err := v.compile(schema)
+	if err != nil {
+		return []string{"schema: " + err.Error()}
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return []string{"root: invalid JSON"}
+	}
+	err = s.Validate(inst)
+	if err == nil {
+		return nil
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return []string{err.Error()}
+	}
+	return leaves(ve)
+}
+
 // StripOptionalNulls drops top-level properties whose value is null and
 // that the schema does not require: models often send null for "not
 // given", which the original accepts.

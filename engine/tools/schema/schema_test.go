@@ -32,6 +32,24 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// ValidateValue checks a whole value exactly: a null is not "not given",
+// and a value need not be an object.
+func TestValidateValue(t *testing.T) {
+	t.Parallel()
+	v := New()
+	for _, c := range []struct{ schema, doc, want string }{
+		{writeSchema, `{"path":"a","content":"b"}`, ""},
+		{writeSchema, `{"path":"a","content":"b","n":null}`, `/n: got null, want integer`},
+		{writeSchema, `[1]`, `root: got array, want object`},
+		{`{"type":"array","items":{"type":"string"}}`, `["a",2]`, `/1: got number, want string`},
+		{writeSchema, `{"path":`, `root: invalid JSON`},
+	} {
+		if got := strings.Join(v.ValidateValue([]byte(c.schema), []byte(c.doc)), "|"); got != c.want {
+			t.Errorf("%s: got %q want %q", c.doc, got, c.want)
+		}
+	}
+}
+
 func TestValidateConcurrent(t *testing.T) {
 	t.Parallel()
 	v := New()
