@@ -95,9 +95,8 @@ func (s *Session) compactionStage(r *run, aborted bool) *postRun {
 		return s.autoCompaction("overflow", false)
 	}
 	saved := s.pruneToolOutputs()
-	_, _, threshold := s.cfg.Compaction.Budgets(cur.ContextWindow)
-	if threshold > 0 && contextTokens(msg.Usage)-saved > threshold {
-		return s.autoCompaction("threshold", false)
+	if reason := CompactionDue(msg, cur.ContextWindow, s.cfg.Compaction, saved); reason != "" { // decide.go
+		return s.autoCompaction(reason, false)
 	}
 	return nil
 }
