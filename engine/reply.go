@@ -126,3 +126,20 @@ func (b *Reply) Finish(cancelled, ruleCut bool, err error) *AssistantMessage {
 	markCutCalls(msg)
 	return msg
 }
+
+// ToolResultJSON encodes a tool result as tool_execution_end's result.
+func ToolResultJSON(res ToolResult) []byte { return resultJSON(res) }
+
+// NewToolResultMessage is the message that records a call's result, at
+// timestamp ts.
+func NewToolResultMessage(callID, toolName string, res ToolResult, ts int64) *ToolResultMessage {
+	tr := &ToolResultMessage{
+		ToolCallID: callID, ToolName: toolName, Content: res.Content,
+		Details: orEmptyObject(res.Details), IsError: res.IsError, Timestamp: ts,
+	}
+	if res.IsWarning {
+		w := true
+		tr.IsWarning = &w
+	}
+	return tr
+}

@@ -257,14 +257,7 @@ func (s *Session) finishTool(r *run, rd *round, call ContentBlock, res ToolResul
 	rd.finished[call.ID] = true
 	s.noteTodoWrite(call.Name, res)
 	s.emit(ToolExecutionEnd{ToolCallID: call.ID, ToolName: call.Name, Result: resultJSON(res), IsError: res.IsError, IsWarning: res.IsWarning})
-	tr := &ToolResultMessage{
-		ToolCallID: call.ID, ToolName: call.Name, Content: res.Content,
-		Details: orEmptyObject(res.Details), IsError: res.IsError, Timestamp: s.now(),
-	}
-	if res.IsWarning {
-		w := true
-		tr.IsWarning = &w
-	}
+	tr := NewToolResultMessage(call.ID, call.Name, res, s.now())
 	s.emitMessage(r, tr)
 	rd.results = append(rd.results, tr)
 	return tr
