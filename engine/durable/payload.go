@@ -93,9 +93,9 @@ type ModelOutput struct {
 	Cut map[string]string `json:",omitempty"`
 	// The provider's failure as recorded facts, so the workflow's retry
 	// decision sees the typed error the engine would.
-	ErrKind         engine.ErrorKind `json:",omitempty"`
-	ErrTyped        bool             `json:",omitempty"`
-	RetryAfterMs    int64            `json:",omitempty"`
+	ErrKind      engine.ErrorKind `json:",omitempty"`
+	ErrTyped     bool             `json:",omitempty"`
+	RetryAfterMs int64            `json:",omitempty"`
 }
 
 // providerError rebuilds the typed error of a failed call, or nil.

@@ -215,4 +215,3 @@ func TestLostToolCall(t *testing.T) {
 		})
 	}
 }
-
