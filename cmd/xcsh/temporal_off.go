@@ -35,3 +35,7 @@ func newWorkerCmd(root *cobra.Command, o *options, stdout, stderr io.Writer) *co
 func runTemporalFront(context.Context, *options, io.Reader, io.Writer, io.Writer) error {
 	return &exitError{2, noTemporal}
 }
+
+// temporalBuilt says whether this binary has durable sessions (the
+// scenarios' [temporal] condition).
+const temporalBuilt = false

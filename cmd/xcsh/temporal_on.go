@@ -186,3 +186,7 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	}
 	return nil
 }
+
+// temporalBuilt says whether this binary has durable sessions (the
+// scenarios' [temporal] condition).
+const temporalBuilt = true

@@ -152,11 +152,11 @@ type PromptInput struct {
 
 // Stats are the session's totals (get_session_stats).
 type Stats struct {
-	UserMessages      int
-	AssistantMessages int
-	ToolCalls         int
-	ToolResults       int
-	Tokens            engine.Usage
+	UserMessages      int          `json:"userMessages"`
+	AssistantMessages int          `json:"assistantMessages"`
+	ToolCalls         int          `json:"toolCalls"`
+	ToolResults       int          `json:"toolResults"`
+	Tokens            engine.Usage `json:"tokens"`
 }
 
 func encodeMessage(m engine.Message) json.RawMessage {
