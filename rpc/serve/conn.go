@@ -53,10 +53,15 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeC
 	if !drain && o.DrainAtEOF {
 		drain = o.PeerGone == nil || !o.PeerGone()
 	}
-	if drain && ctx.Err() == nil {
+	switch {
+	case ctx.Err() != nil || s.isClosing():
+		// The server is stopping (its input may end meanwhile: a host
+		// closes stdin after its signal): Shutdown writes the client's
+		// last frames (the aborted runs' ends), then closes it.
+	case drain:
 		c.drain()
 		c.shutdown()
-	} else {
+	default:
 		c.disconnect()
 	}
 	<-c.done
