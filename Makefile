@@ -40,6 +40,9 @@ bench:
 	$(GO) test -run '^$$' -bench 'BashRoundTrip|BashFirstCommand|Start' -benchtime 50x ./cmd/xcsh/ ./engine/tools/shellexec/
 	$(GO) test -run '^$$' -bench 'OpenDir' -benchtime 20000x ./engine/tools/sandbox/
 	$(GO) test -run '^$$' -bench 'MCPToolRoundTrip' -benchmem -benchtime 3000x ./engine/mcp/
+	# The agent server (issue 28; its IdleMemory1000Sessions and Stream5000Deltas run above): an
+	# attach replaying 10,000 events (<= 50 ms).
+	$(GO) test -run '^$$' -bench 'ServeAttachReplay' -benchtime 20x ./cmd/xcsh/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

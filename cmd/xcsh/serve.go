@@ -138,7 +138,7 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	}
 	if so.stdio {
 		go func() {
-			errs <- srv.ServeConn(ctx, stdin, stdout, func() {}, serve.ConnOptions{DrainAtEOF: true, Lean: o.rpcUpdates == rpc.UpdatesDelta})
+			errs <- srv.ServeConn(ctx, stdin, stdout, func() {}, serve.ConnOptions{DrainAtEOF: true, Stream: true, Lean: o.rpcUpdates == rpc.UpdatesDelta})
 		}()
 	}
 	select {

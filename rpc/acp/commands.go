@@ -224,14 +224,14 @@ func (ss *session) modes() *sdk.SessionModeState {
 // option (a model change can clamp the thinking level). A thinking change
 // is also sent as current_mode_update, for clients that show modes.
 // (actor)
-func (ss *session) setConfigOption(req *jsonrpc.Request) {
+func (ss *session) setConfigOption(from *Server, req *jsonrpc.Request) {
 	var p sdk.SetSessionConfigOptionRequest
 	if err := json.Unmarshal(req.Params, &p); err != nil || p.ValueId == nil {
 		reason := "a select option takes a value id"
 		if err != nil {
 			reason = err.Error()
 		}
-		ss.srv.c.fail(req, errInvalidParams(reason))
+		ss.reply(from, req, nil, errInvalidParams(reason))
 		return
 	}
 	before := ss.thinkingLevel()
@@ -239,19 +239,19 @@ func (ss *session) setConfigOption(req *jsonrpc.Request) {
 	switch string(p.ValueId.ConfigId) {
 	case optModel:
 		if err := ss.selectModel(v); err != nil {
-			ss.srv.c.fail(req, errInvalidParams(err.Error()))
+			ss.reply(from, req, nil, errInvalidParams(err.Error()))
 			return
 		}
 	case optThinking:
 		if !ss.setThinking(v) {
-			ss.srv.c.fail(req, errInvalidParams(fmt.Sprintf("unknown thinking level %q", v)))
+			ss.reply(from, req, nil, errInvalidParams(fmt.Sprintf("unknown thinking level %q", v)))
 			return
 		}
 	default:
-		ss.srv.c.fail(req, errInvalidParams(fmt.Sprintf("unknown configuration option %q", p.ValueId.ConfigId)))
+		ss.reply(from, req, nil, errInvalidParams(fmt.Sprintf("unknown configuration option %q", p.ValueId.ConfigId)))
 		return
 	}
-	ss.srv.c.respond(req, sdk.SetSessionConfigOptionResponse{ConfigOptions: ss.configOptions()})
+	ss.reply(from, req, sdk.SetSessionConfigOptionResponse{ConfigOptions: ss.configOptions()}, nil)
 	if after := ss.thinkingLevel(); after != before {
 		ss.update(modeUpdate{SessionUpdate: updateMode, CurrentModeID: after})
 	}
@@ -259,17 +259,17 @@ func (ss *session) setConfigOption(req *jsonrpc.Request) {
 
 // setMode is the legacy session/set_mode: a thinking level; the options
 // follow (config_option_update). (actor)
-func (ss *session) setMode(req *jsonrpc.Request) {
+func (ss *session) setMode(from *Server, req *jsonrpc.Request) {
 	var p sdk.SetSessionModeRequest
 	if err := json.Unmarshal(req.Params, &p); err != nil {
-		ss.srv.c.fail(req, errInvalidParams(err.Error()))
+		ss.reply(from, req, nil, errInvalidParams(err.Error()))
 		return
 	}
 	if !ss.setThinking(string(p.ModeId)) {
-		ss.srv.c.fail(req, errInvalidParams(fmt.Sprintf("unknown mode %q", p.ModeId)))
+		ss.reply(from, req, nil, errInvalidParams(fmt.Sprintf("unknown mode %q", p.ModeId)))
 		return
 	}
-	ss.srv.c.respond(req, sdk.SetSessionModeResponse{})
+	ss.reply(from, req, sdk.SetSessionModeResponse{}, nil)
 	ss.update(configUpdate{SessionUpdate: updateConfig, ConfigOptions: ss.configOptions()})
 }
 

@@ -186,6 +186,10 @@ type elicitationResponse struct {
 // gone, withdrawn ($/cancel_request) when the asker's context ends.
 // (actor)
 func ask[R any](ss *session, d *dialog, method string, params any, convert func(*R) engine.DialogReply) {
+	if ps := ss.controllerPeers(); len(ps) > 0 {
+		askAll(ss, ps, d, method, params, convert)
+		return
+	}
 	cl, err := ss.srv.c.Call(method, params)
 	if err != nil {
 		d.reply <- engine.DialogReply{Cancelled: true}

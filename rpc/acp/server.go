@@ -63,6 +63,9 @@ type Server struct {
 	// own are the sessions this connection opened (a server's other
 	// clients have theirs); guarded by mu.
 	own map[*session]bool
+	// attached are the sessions of other connections it is attached to
+	// (attach.go); guarded by mu.
+	attached map[*session]*peer
 
 	// handlers counts the request handlers running on their own
 	// goroutines (session/new, load, list, ...); Run waits for them.
@@ -87,7 +90,7 @@ func NewServer(out io.Writer, opts Options) *Server {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 5 * time.Second
 	}
-	s := &Server{opts: opts, outGone: make(chan struct{}), own: map[*session]bool{}}
+	s := &Server{opts: opts, outGone: make(chan struct{}), own: map[*session]bool{}, attached: map[*session]*peer{}}
 	s.c = &conn{out: lineio.New(out, func(err error) {
 		fmt.Fprintf(opts.Log, "xcsh: stdout write failed: %v; exiting\n", err)
 		s.outErr = err
@@ -179,8 +182,10 @@ func (s *Server) readLoop(in io.Reader) {
 		fmt.Fprintf(s.opts.Log, "xcsh: reading stdin: %v\n", err)
 	}
 	// Nothing more will answer our requests: dialogs resolve cancelled,
-	// delegated file and terminal calls fail.
+	// delegated file and terminal calls fail; it leaves the sessions it
+	// attached to.
 	s.c.Close(errClientGone)
+	s.detachAll()
 }
 
 // preempt takes every message on the reader, in the order of the wire (a
@@ -204,7 +209,7 @@ func (s *Server) notification(method string, params json.RawMessage) {
 			return
 		}
 		s.opts.Host.Route(string(p.SessionId), func(l *sessions.Live) {
-			if ss := s.sessionOf(l); ss != nil {
+			if ss, _ := s.driven(l); ss != nil {
 				ss.cancel()
 			}
 		})
@@ -269,13 +274,27 @@ func (s *Server) request(req *jsonrpc.Request) (any, error) {
 			return nil, errInvalidParams(err.Error())
 		}
 		s.opts.Host.Route(p.SessionID, func(l *sessions.Live) {
-			ss := s.sessionOf(l)
+			ss, e := s.driven(l)
 			if ss == nil {
-				s.c.fail(req, errSessionNotFound(p.SessionID))
+				if e == nil {
+					e = errSessionNotFound(p.SessionID)
+				}
+				s.c.fail(req, e)
 				return
 			}
-			ss.push(req)
+			ss.push(s, req)
 		})
+		return nil, jsonrpc.ErrAsync
+	case methodAttach:
+		s.attach(req)
+		return nil, jsonrpc.ErrAsync
+	case methodDetach:
+		s.handlers.Add(1)
+		go func() {
+			defer s.handlers.Done()
+			defer s.recoverInto(req)
+			s.detach(req)
+		}()
 		return nil, jsonrpc.ErrAsync
 	}
 	return nil, errMethodNotFound(method)

@@ -36,6 +36,12 @@ type session struct {
 	// call ends, taken by the Sink at tool_execution_end).
 	diffs sync.Map
 
+	// peers are the clients attached to the session (attach.go); only,
+	// during an attach's replay, the one its updates go to (actor).
+	pmu   sync.Mutex
+	peers []*peer // guarded by pmu
+	only  *peer
+
 	// Actor state: touched only on the executor.
 	msgID    string // the assistant message being streamed
 	calls    map[string]*callState
@@ -54,7 +60,7 @@ func (s *Server) open(req sessions.Request, d *Delegate) (*session, error) {
 	}
 	l, err := s.opts.Host.Open(req, sessions.Front{Sink: ss, Host: ss, Value: ss,
 		Tools:  func(ts []engine.Tool) []engine.Tool { return wrapTools(ss, ts) },
-		Closed: ss.wg.Wait})
+		Closed: func() { ss.wg.Wait(); ss.closePeers() }})
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +131,9 @@ func (ss *session) close(abort bool) {
 // after all.
 func (s *Server) abortOwn() {
 	for _, ss := range s.ownSessions() {
+		if len(ss.controllerPeers()) > 0 {
+			continue // another client drives it: its run goes on
+		}
 		ss.live.Cancel()
 		ss.eng.Cancel(engine.AllKinds...)
 	}
@@ -144,27 +153,27 @@ func (s *Server) closeOwn(abort bool) {
 // push queues a request of the session. A prompt's generation is taken
 // here, in the order of the wire: a session/cancel read after it cancels
 // it even when the executor has not taken it up yet.
-func (ss *session) push(req *jsonrpc.Request) {
+func (ss *session) push(from *Server, req *jsonrpc.Request) {
 	gen := ss.live.Generation()
-	ss.live.Enqueue(func() { ss.handle(req, gen) })
+	ss.live.Enqueue(func() { ss.handle(from, req, gen) })
 }
 
 // handle runs one request on the executor. A panic answers it with an
 // internal error; the session goes on.
-func (ss *session) handle(req *jsonrpc.Request, gen uint64) {
+func (ss *session) handle(from *Server, req *jsonrpc.Request, gen uint64) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(ss.srv.opts.Log, "xcsh: internal error handling %s: %v\n", req.Method, r)
-			ss.srv.c.fail(req, errInternal(fmt.Errorf("%v", r)))
+			ss.reply(from, req, nil, errInternal(fmt.Errorf("%v", r)))
 		}
 	}()
 	switch req.Method {
 	case sdk.AgentMethodSessionPrompt:
-		ss.prompt(req, gen)
+		ss.prompt(from, req, gen)
 	case sdk.AgentMethodSessionSetConfigOption:
-		ss.setConfigOption(req)
+		ss.setConfigOption(from, req)
 	case sdk.AgentMethodSessionSetMode:
-		ss.setMode(req)
+		ss.setMode(from, req)
 	}
 }
 
@@ -194,23 +203,24 @@ func (ss *session) cancelRequest(id json.RawMessage) {
 // prompt is session/prompt, read at generation gen: a turn of the host.
 // A built-in command is the front's own work; any other text goes to the
 // engine (which expands templates, skills and extension commands). (actor)
-func (ss *session) prompt(req *jsonrpc.Request, gen uint64) {
+func (ss *session) prompt(from *Server, req *jsonrpc.Request, gen uint64) {
 	var p sdk.PromptRequest
 	if err := json.Unmarshal(req.Params, &p); err != nil {
-		ss.srv.c.fail(req, errInvalidParams(err.Error()))
+		ss.reply(from, req, nil, errInvalidParams(err.Error()))
 		return
 	}
 	if err := p.Validate(); err != nil {
-		ss.srv.c.fail(req, errInvalidParams(err.Error()))
+		ss.reply(from, req, nil, errInvalidParams(err.Error()))
 		return
 	}
 	text, images, err := promptInput(p.Prompt)
 	if err != nil {
-		ss.srv.c.fail(req, errInvalidParams(err.Error()))
+		ss.reply(from, req, nil, errInvalidParams(err.Error()))
 		return
 	}
+	ss.echoPrompt(from, p.Prompt)
 	t := &sessions.Turn{ID: string(req.ID), Text: text, Images: images, Gen: gen,
-		Done: func(res engine.TurnResult) { ss.answer(req, res) }}
+		Done: func(res engine.TurnResult) { ss.answer(from, req, res) }}
 	if cmd, args, ok := builtinCommand(text); ok {
 		t.Run = func(done func()) { cmd(ss, args, done) }
 	}
@@ -219,29 +229,29 @@ func (ss *session) prompt(req *jsonrpc.Request, gen uint64) {
 
 // answer answers a prompt with its turn's result: every update of the
 // turn has been written. (actor)
-func (ss *session) answer(req *jsonrpc.Request, res engine.TurnResult) {
+func (ss *session) answer(from *Server, req *jsonrpc.Request, res engine.TurnResult) {
 	errText := ""
 	if res.Last != nil {
 		errText = res.Last.ErrorMessage
 	}
 	switch {
 	case res.Stop == engine.StopAborted:
-		ss.srv.c.respond(req, sdk.PromptResponse{StopReason: sdk.StopReasonCancelled})
+		ss.reply(from, req, sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil)
 	case res.Stop == "" && res.Err != nil:
-		ss.srv.c.fail(req, errNotStarted(res.Err))
+		ss.reply(from, req, nil, errNotStarted(res.Err))
 	case res.Stop == engine.StopError && isRefusal(errText):
-		ss.srv.c.respond(req, sdk.PromptResponse{StopReason: sdk.StopReasonRefusal})
+		ss.reply(from, req, sdk.PromptResponse{StopReason: sdk.StopReasonRefusal}, nil)
 	case res.Stop == engine.StopError:
 		text := errText
 		if text == "" {
 			text = "The request failed"
 		}
 		ss.chunk(updateAgentMessage, text, ss.newMessageID())
-		ss.srv.c.fail(req, errTurnFailed(text))
+		ss.reply(from, req, nil, errTurnFailed(text))
 	case res.Stop == engine.StopLength:
-		ss.srv.c.respond(req, sdk.PromptResponse{StopReason: sdk.StopReasonMaxTokens})
+		ss.reply(from, req, sdk.PromptResponse{StopReason: sdk.StopReasonMaxTokens}, nil)
 	default:
-		ss.srv.c.respond(req, sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn})
+		ss.reply(from, req, sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil)
 	}
 }
 

@@ -138,9 +138,37 @@ type notification struct {
 	Update    any    `json:"update"`
 }
 
-// update sends one session/update.
+// update sends one session/update: to the opener and every attached
+// client, or during an attach's replay to that client only.
 func (ss *session) update(u any) {
-	ss.srv.c.notify(sdk.ClientMethodSessionUpdate, notification{SessionID: ss.id, Update: u})
+	n := notification{SessionID: ss.id, Update: u}
+	if ss.only != nil {
+		ss.only.frame(notificationLine(sdk.ClientMethodSessionUpdate, n))
+		return
+	}
+	ss.srv.c.notify(sdk.ClientMethodSessionUpdate, n)
+	if ps := ss.peersNow(); ps != nil {
+		line := notificationLine(sdk.ClientMethodSessionUpdate, n)
+		for _, p := range ps {
+			p.frame(line)
+		}
+	}
+}
+
+// notificationLine is a notification's line, for the attached clients.
+func notificationLine(method string, params any) []byte {
+	b, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+	if err != nil {
+		b, _ = json.Marshal(struct {
+			JSONRPC string `json:"jsonrpc"`
+			Method  string `json:"method"`
+		}{"2.0", method})
+	}
+	return append(b, '\n')
 }
 
 // chunk sends a text chunk, encoded by hand: it is the hot path of a
@@ -160,7 +188,17 @@ func (ss *session) chunk(kind, text, msgID string) {
 		b = engine.AppendJSONString(b, msgID)
 	}
 	*bp = append(b, '}', '}', '}', '\n')
-	c.out.Send(bp)
+	switch ps := ss.peersNow(); {
+	case ss.only != nil:
+		ss.only.frame(*bp) // copied; the buffer is left to the collector
+	case ps != nil:
+		for _, p := range ps {
+			p.frame(*bp) // copied
+		}
+		c.out.Send(bp)
+	default:
+		c.out.Send(bp)
+	}
 }
 
 // notice is a line for the user about what the agent does on its own
@@ -227,7 +265,17 @@ func (ss *session) Event(ev engine.Event) {
 
 // Backlogged implements engine.Backlog: the last message found stdout
 // full, so the engine merges the deltas piling up meanwhile.
-func (ss *session) Backlogged() bool { return ss.srv.c.out.Backlogged() }
+func (ss *session) Backlogged() bool {
+	if ss.srv.c.out.Backlogged() {
+		return true
+	}
+	for _, p := range ss.peersNow() {
+		if p.backlogged() {
+			return true
+		}
+	}
+	return false
+}
 
 func seconds(ms int64) string {
 	if ms < 1000 {

@@ -28,6 +28,10 @@ type client struct {
 	// lean: its own session's message_update frames carry no snapshots
 	// (--rpc-updates delta).
 	lean bool
+	// stream: frames may be joined into one Write (a byte stream: stdio,
+	// a Unix socket); a WebSocket sends each frame as its own message.
+	stream bool
+	joined []byte // the writer's buffer for a stream's joined frames
 
 	wake chan struct{} // cap 1: something to write
 	done chan struct{} // closed when the writer has returned
@@ -41,14 +45,14 @@ type client struct {
 	flushing bool
 }
 
-func (s *Server) newClient(w io.Writer, closeConn func(), lean bool) (*client, error) {
+func (s *Server) newClient(w io.Writer, closeConn func(), lean, stream bool) (*client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return nil, errClosing
 	}
 	s.nextID++
-	c := &client{srv: s, name: "client " + strconv.Itoa(s.nextID), w: w, closeConn: closeConn, lean: lean,
+	c := &client{srv: s, name: "client " + strconv.Itoa(s.nextID), w: w, closeConn: closeConn, lean: lean, stream: stream,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), subs: map[string]*sub{}}
 	s.clients[c] = true
 	return c, nil
@@ -131,8 +135,29 @@ func (c *client) writeLoop() {
 	}
 }
 
-// write writes frames, each in one Write (a WebSocket message each).
+// maxJoin bounds one Write of joined frames on a stream.
+const maxJoin = 256 << 10
+
+// write writes frames: on a stream as few Writes as the frames fit in (a
+// 10,000-event replay is tens of writes, not 10,000 system calls), else
+// each in one Write (a WebSocket message each).
 func (c *client) write(frames [][]byte) error {
+	if c.stream {
+		buf := c.joined[:0]
+		for i, f := range frames {
+			buf = append(buf, f...)
+			if len(buf) >= maxJoin || i == len(frames)-1 {
+				if _, err := c.w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+		if cap(buf) <= maxJoin*2 {
+			c.joined = buf
+		}
+		return nil
+	}
 	for _, f := range frames {
 		if _, err := c.w.Write(f); err != nil {
 			return err

@@ -339,7 +339,7 @@ func TestShutdownWritesTheAbortedRunsEnd(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the connection did not end at Shutdown")
 	}
-	if _, err := srv.newClient(io.Discard, func() {}, false); err != errClosing {
+	if _, err := srv.newClient(io.Discard, func() {}, false, false); err != errClosing {
 		t.Fatalf("a client after Shutdown: %v", err)
 	}
 }

@@ -24,16 +24,20 @@ type ConnOptions struct {
 	// Lean: the client's own session sends message_update without its
 	// snapshots (--rpc-updates delta).
 	Lean bool
+	// Stream: w is a byte stream (stdio, a Unix socket): frames waiting
+	// together go out in one Write. Unset, each frame is one Write (a
+	// WebSocket message).
+	Stream bool
 }
 
 // ServeConn serves one client: lines from r, frames to w (each in one
-// Write), until r ends or the server shuts down. closeConn closes the
+// Write, or joined on a Stream), until r ends or the server shuts down. closeConn closes the
 // connection (r then ends). The sessions the client drove keep running
 // after it has gone. ctx is not watched: a signal's cancellation comes
 // before Shutdown has aborted the runs, and the client is to read how
 // they ended (Shutdown writes its frames, then closes it).
 func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeConn func(), o ConnOptions) error {
-	c, err := s.newClient(w, closeConn, o.Lean)
+	c, err := s.newClient(w, closeConn, o.Lean, o.Stream)
 	if err != nil {
 		return err
 	}
@@ -49,10 +53,15 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeC
 	if !drain && o.DrainAtEOF {
 		drain = o.PeerGone == nil || !o.PeerGone()
 	}
-	if drain && ctx.Err() == nil {
+	switch {
+	case ctx.Err() != nil || s.isClosing():
+		// The server is stopping (its input may end meanwhile: a host
+		// closes stdin after its signal): Shutdown writes the client's
+		// last frames (the aborted runs' ends), then closes it.
+	case drain:
 		c.drain()
 		c.shutdown()
-	} else {
+	default:
 		c.disconnect()
 	}
 	<-c.done

@@ -58,6 +58,12 @@ type entry struct {
 	// own marks the server's own frames (resolved, clients_changed), which
 	// a bare subscriber (--mode rpc's protocol) never sees.
 	own bool
+	// dec and leanDec are the frame decorated with the session id and seq
+	// (full, and lean for a message_update), made by the first subscriber
+	// that needs them and shared by the others: ten clients of a session
+	// cost one encoding, not ten (guarded by h.mu). They are not counted
+	// in the log's byte bound, which they at most double.
+	dec, leanDec []byte
 }
 
 // sub is one client's attachment to a session.
@@ -248,6 +254,7 @@ func (h *hub) trimLocked(wake *[]*client) (lagged bool) {
 			lagged = true
 		}
 		h.bytes -= len(e.frame)
+		e.dec, e.leanDec = nil, nil // a writer may still hold them: not reused
 		h.log[0] = nil
 		h.log = h.log[1:]
 		h.base++
@@ -348,7 +355,16 @@ func (s *sub) render(e *entry) []byte {
 	if s.bare {
 		return s.encode(e)
 	}
-	return decorate(s.encode(e), s.h.id, e.seq)
+	if _, ok := e.ev.(engine.MessageUpdate); ok && s.lean {
+		if e.leanDec == nil {
+			e.leanDec = decorate(s.encode(e), s.h.id, e.seq)
+		}
+		return e.leanDec
+	}
+	if e.dec == nil {
+		e.dec = decorate(e.frame, s.h.id, e.seq)
+	}
+	return e.dec
 }
 
 // encode is e's frame as s reads it (lean or full).

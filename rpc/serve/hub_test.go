@@ -24,7 +24,7 @@ func newTestHub(t *testing.T, keep Limits) (*Server, *hub) {
 
 func newTestClient(t *testing.T, srv *Server) *client {
 	t.Helper()
-	c, err := srv.newClient(io.Discard, func() {}, false)
+	c, err := srv.newClient(io.Discard, func() {}, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,7 @@ func (s *Server) RPC(drainAtEOF bool) ConnFunc {
 		o := ConnOptions{DrainAtEOF: drainAtEOF, Lean: s.opts.Updates == rpc.UpdatesDelta}
 		if uc, ok := r.(*net.UnixConn); ok {
 			o.PeerGone = func() bool { return peerClosed(uc) }
+			o.Stream = true
 		}
 		return s.ServeConn(ctx, r, w, closeConn, o)
 	}
