@@ -99,12 +99,11 @@ func (s *Session) compactionStage(r *run, aborted bool) *postRun {
 		return s.autoCompaction("overflow", false)
 	}
 	saved := s.pruneToolOutputs()
-	_, _, threshold := s.cfg.Compaction.Budgets(cur.ContextWindow)
-	if tokens := contextTokens(msg.Usage) - saved; threshold > 0 && tokens > threshold {
-		if s.growWindow(tokens) {
+	if reason := CompactionDue(msg, cur.ContextWindow, s.cfg.Compaction, saved); reason != "" { // decide.go
+		if s.growWindow(contextTokens(msg.Usage) - saved) {
 			return nil // a larger window instead of a compaction (window.go)
 		}
-		return s.autoCompaction("threshold", false)
+		return s.autoCompaction(reason, false)
 	}
 	return nil
 }

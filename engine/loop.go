@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 )
 
@@ -33,9 +32,8 @@ type run struct {
 	// rules); ruleCut is set when a rule cut it.
 	ttsr    *ttsrStream
 	ruleCut bool
-	// Open block indexes of the partial, by kind (-1 when none).
-	curText, curThinking, curTool int
-	stop                          StopReason
+	// reply builds the message of the current model call (reply.go).
+	reply *Reply
 	// cancel ends the run's context; a budget ends the run through it,
 	// with the *BudgetError as the cause (budget.go). Safe anywhere.
 	cancel context.CancelCauseFunc
@@ -321,7 +319,8 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 			s.hookRequest(ctx, r, req, msgs)
 
 			msg := s.streamAssistant(ctx, r, req)
-			if msg.StopReason == StopError || msg.StopReason == StopAborted {
+			next := AfterReply(msg) // decide.go
+			if next == NextEnd {
 				s.Call(func() {
 					results := s.placeholderResults(r, msg)
 					s.emit(TurnEnd{Message: msg, ToolResults: results})
@@ -329,7 +328,7 @@ func (s *Session) runLoop(ctx context.Context, r *run, pending []Message) {
 				return
 			}
 			toolCalls := msg.ToolCalls()
-			more = len(toolCalls) > 0
+			more = next == NextTools
 			var results []*ToolResultMessage
 			var steer []Message
 			if more {
@@ -437,12 +436,11 @@ func (s *Session) hookRequest(ctx context.Context, r *run, req *Request, msgs []
 // streamAssistant runs one model call and returns the finished message.
 func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *AssistantMessage {
 	s.Call(func() {
-		s.partial = newPartial(AssistantMessage{
+		r.reply = NewReply(AssistantMessage{
 			API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
 			StopReason: StopStop, Timestamp: s.now(),
-		})
-		r.curText, r.curThinking, r.curTool = -1, -1, -1
-		r.stop = ""
+		}, r.model.Cost)
+		s.partial = r.reply.Partial()
 		s.emit(MessageStart{Message: s.partial.snapshot()})
 	})
 	var err error
@@ -516,108 +514,34 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 }
 
 // applyStream folds one provider event into the partial and emits the
-// matching message_update. (actor)
+// matching message_update (reply.go); a notice is told to the user once
+// per text. (actor)
 func (s *Session) applyStream(r *run, ev StreamEvent) {
-	p := s.partial
-	if p == nil {
+	if s.partial == nil || r.reply == nil {
 		return
 	}
-	// An adapter gives the response's id as soon as it knows it, on any
-	// event: the snapshots carry it from then on.
-	if ev.ResponseID != "" {
-		p.setResponseID(ev.ResponseID)
-	}
-	open := func(cur *int, b ContentBlock, kind UpdateKind) int {
-		if *cur < 0 {
-			*cur = p.startBlock(b)
-			s.emit(MessageUpdate{Kind: kind, ContentIndex: *cur, Partial: p})
+	if notice := r.reply.Apply(ev, s.emit); notice != "" && !s.noticed[notice] {
+		if s.noticed == nil {
+			s.noticed = map[string]bool{}
 		}
-		return *cur
-	}
-	switch ev.Kind {
-	case StreamTextStart:
-		r.curText = -1
-		open(&r.curText, TextBlock(""), UpdateTextStart)
-	case StreamTextDelta:
-		i := open(&r.curText, TextBlock(""), UpdateTextStart)
-		d := strings.ToValidUTF8(ev.Delta, "\uFFFD")
-		p.appendDelta(i, d)
-		s.emit(MessageUpdate{Kind: UpdateTextDelta, ContentIndex: i, Delta: d, Partial: p})
-	case StreamTextEnd:
-		i := open(&r.curText, TextBlock(""), UpdateTextStart)
-		p.endBlock(i, ev.Signature, nil)
-		r.curText = -1
-		s.emit(MessageUpdate{Kind: UpdateTextEnd, ContentIndex: i, Content: p.blockText(i), Partial: p})
-	case StreamThinkingStart:
-		r.curThinking = -1
-		open(&r.curThinking, ContentBlock{Type: BlockThinking}, UpdateThinkingStart)
-	case StreamThinkingDelta:
-		i := open(&r.curThinking, ContentBlock{Type: BlockThinking}, UpdateThinkingStart)
-		d := strings.ToValidUTF8(ev.Delta, "\uFFFD")
-		p.appendDelta(i, d)
-		s.emit(MessageUpdate{Kind: UpdateThinkingDelta, ContentIndex: i, Delta: d, Partial: p})
-	case StreamThinkingEnd:
-		i := open(&r.curThinking, ContentBlock{Type: BlockThinking}, UpdateThinkingStart)
-		p.endBlock(i, ev.Signature, nil)
-		r.curThinking = -1
-		s.emit(MessageUpdate{Kind: UpdateThinkingEnd, ContentIndex: i, Content: p.blockText(i), Partial: p})
-	case StreamToolCallStart:
-		r.curTool = -1
-		open(&r.curTool, ContentBlock{Type: BlockToolCall, ID: ev.ToolCallID, Name: ev.ToolName, Arguments: []byte("{}")}, UpdateToolCallStart)
-	case StreamToolCallDelta:
-		i := open(&r.curTool, ContentBlock{Type: BlockToolCall, ID: ev.ToolCallID, Name: ev.ToolName, Arguments: []byte("{}")}, UpdateToolCallStart)
-		p.appendDelta(i, ev.Delta)
-		s.emit(MessageUpdate{Kind: UpdateToolCallDelta, ContentIndex: i, Delta: ev.Delta, Partial: p})
-	case StreamToolCallEnd:
-		i := open(&r.curTool, ContentBlock{Type: BlockToolCall, ID: ev.ToolCallID, Name: ev.ToolName, Arguments: []byte("{}")}, UpdateToolCallStart)
-		p.endBlock(i, "", ev.Arguments)
-		r.curTool = -1
-		tc := p.msg.Content[i]
-		s.emit(MessageUpdate{Kind: UpdateToolCallEnd, ContentIndex: i, ToolCall: &tc, Partial: p})
-	case StreamRedactedThinking:
-		i := p.startBlock(ContentBlock{Type: BlockRedactedThinking, Data: ev.Delta})
-		p.endBlock(i, "", nil)
-	case StreamNotice:
-		if !s.noticed[ev.Delta] {
-			if s.noticed == nil {
-				s.noticed = map[string]bool{}
-			}
-			s.noticed[ev.Delta] = true
-			s.notify("warning", ev.Delta)
-		}
-	case StreamUsage:
-		u := ev.Usage
-		u.ApplyCost(r.model.Cost)
-		p.setUsage(u)
-	case StreamDone:
-		r.stop = ev.StopReason
-
+		s.noticed[notice] = true
+		s.notify("warning", notice)
 	}
 }
 
 // finishAssistant closes the streamed message (completed, failed or
 // aborted), emits its message_end and adds it to the context. (actor)
 func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *AssistantMessage {
-	msg := s.partial.snapshot()
+	msg := r.reply.Finish(ctx.Err() != nil, r.ruleCut, err)
 	s.partial = nil
-	switch {
-	case ctx.Err() != nil && (err != nil || r.stop == ""), r.ruleCut:
-		// Aborted by the user, cut by a rule (TTSR) or by a budget.
-		msg.StopReason = StopAborted
-		msg.ErrorMessage = AbortedMessage
-		if be := budgetCause(ctx); be != nil {
+	if msg.StopReason == StopAborted && !r.ruleCut {
+		if be := budgetCause(ctx); be != nil { // cut by a budget (budget.go)
 			msg.ErrorMessage = be.Error()
 		}
-	case err != nil:
-		msg.StopReason = StopError
-		msg.ErrorMessage = err.Error()
-		r.err = err
-	case r.stop != "":
-		msg.StopReason = r.stop
-	default:
-		msg.StopReason = StopStop
 	}
-	markCutCalls(msg)
+	if err != nil && msg.StopReason == StopError { // the provider's failure, not an abort
+		r.err = err
+	}
 	s.commitBudget(r, msg)
 	s.addMessage(r, msg)
 	s.emit(MessageEnd{Message: msg})
@@ -629,18 +553,9 @@ func (s *Session) finishAssistant(r *run, ctx context.Context, err error) *Assis
 // placeholderResults gives every tool call of a failed or aborted message
 // an error result so calls and results stay paired (§3.5). (actor)
 func (s *Session) placeholderResults(r *run, msg *AssistantMessage) []*ToolResultMessage {
-	text := "Tool execution was aborted: " + msg.ErrorMessage
-	if msg.StopReason == StopError {
-		text = "Tool execution failed due to an error"
-		if msg.ErrorMessage != "" {
-			text += ": " + msg.ErrorMessage
-		} else {
-			text += "."
-		}
-	}
+	res := PlaceholderResult(msg) // decide.go
 	results := []*ToolResultMessage{}
 	for _, call := range msg.ToolCalls() {
-		res := ToolResult{Content: []ContentBlock{TextBlock(text)}, IsError: true}
 		s.emit(ToolExecutionStart{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
 		s.emit(ToolExecutionEnd{ToolCallID: call.ID, ToolName: call.Name, Result: resultJSON(res), IsError: true, NoWarning: true})
 		tr := &ToolResultMessage{ToolCallID: call.ID, ToolName: call.Name, Content: res.Content, Details: []byte("{}"), IsError: true, Timestamp: s.now()}

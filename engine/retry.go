@@ -167,10 +167,7 @@ func (s *Session) retryStage(r *run, aborted bool) *postRun {
 		return nil
 	}
 	attempt := s.retry.attempt
-	delay := s.cfg.RetryBaseDelay << (attempt - 1)
-	if ra := retryAfter(s.cfg.Clock, msg, r.err); ra > delay {
-		delay = ra
-	}
+	delay := RetryDelay(s.cfg.Clock, s.cfg.RetryBaseDelay, attempt, msg, r.err) // decide.go
 	s.emit(AutoRetryStart{Attempt: attempt, MaxAttempts: DefaultMaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: msg.ErrorMessage})
 	// Hosts that show extension UI but not retry events still tell their
 	// user why nothing happens for a while.

@@ -23,6 +23,21 @@ type Tool interface {
 	Run(ctx context.Context, call ToolCall, update func(ToolResult)) (ToolResult, error)
 }
 
+// IdempotentTool is a Tool that says whether running one call again has
+// the same effect as running it once (a tool that only reads: read, grep,
+// find). A durable runner (engine/durable) runs such a call again when it
+// may have started before a crash and left no result; any other call in
+// that state is reported as interrupted, never repeated.
+type IdempotentTool interface {
+	Idempotent() bool
+}
+
+// IsIdempotent reports whether t declares itself idempotent.
+func IsIdempotent(t Tool) bool {
+	it, ok := t.(IdempotentTool)
+	return ok && it.Idempotent()
+}
+
 // ToolCall is one invocation of a tool by the model.
 type ToolCall struct {
 	ID        string

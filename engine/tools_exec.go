@@ -176,20 +176,12 @@ func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBl
 // invoke validates the arguments and runs the tool; a call whose
 // arguments were cut off is refused first (cutcalls.go).
 func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool, order *sendOrder) ToolResult {
-	if res := cutResult(call); res != nil {
+	if res := CheckToolCall(call, tool, s.cfg.Validator); res != nil { // decide.go
 		return *res
-	}
-	if tool == nil {
-		return errorResult(fmt.Sprintf("Tool %s not found", call.Name))
 	}
 	args := call.Arguments
 	if len(args) == 0 {
 		args = []byte("{}")
-	}
-	if s.cfg.Validator != nil {
-		if issues := s.cfg.Validator.Validate(tool.Schema(), args); len(issues) > 0 {
-			return errorResult(validationText(call.Name, issues, args))
-		}
 	}
 	if ctx.Err() != nil {
 		return errorResult("Operation aborted")
@@ -265,14 +257,7 @@ func (s *Session) finishTool(r *run, rd *round, call ContentBlock, res ToolResul
 	rd.finished[call.ID] = true
 	s.noteTodoWrite(call.Name, res)
 	s.emit(ToolExecutionEnd{ToolCallID: call.ID, ToolName: call.Name, Result: resultJSON(res), IsError: res.IsError, IsWarning: res.IsWarning})
-	tr := &ToolResultMessage{
-		ToolCallID: call.ID, ToolName: call.Name, Content: res.Content,
-		Details: orEmptyObject(res.Details), IsError: res.IsError, Timestamp: s.now(),
-	}
-	if res.IsWarning {
-		w := true
-		tr.IsWarning = &w
-	}
+	tr := NewToolResultMessage(call.ID, call.Name, res, s.now())
 	s.emitMessage(r, tr)
 	rd.results = append(rd.results, tr)
 	return tr

@@ -123,6 +123,10 @@ func TestScripts(t *testing.T) {
 			return smallFS(), nil
 		case "acp-ts-sdk-installed":
 			return acpTSSDK() != "", nil
+		case "temporal": // built with -tags temporal (docs/durable.md)
+			return temporalBuilt, nil
+		case "temporal-server": // ../shared/temporal's dev server can start
+			return temporalServerAvailable(root) == "", nil
 		}
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
@@ -131,6 +135,7 @@ func TestScripts(t *testing.T) {
 	p.Cmds["render"] = renderCmd
 	p.Cmds["acp-example-client"] = acpExampleClientCmd
 	p.Cmds["docexamples"] = docExamplesCmd
+	p.Cmds["temporal-server"] = temporalServerCmd(root) // temporal_script_test.go
 	testscript.Run(t, p)
 }
 

@@ -99,6 +99,7 @@ type options struct {
 	// Accepted for compatibility; no meaning in this build (docs/compat.md).
 	noTitle, noLSP, noPTY, allowHome bool
 	providerSessionID                string
+	temporal                         temporalFlags // durable sessions (temporal_flags.go)
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -206,8 +207,10 @@ and keys; architecture.md: how it is built).`,
 		f.BoolVar(nf.p, nf.name, false, "accepted for compatibility; no effect")
 	}
 	f.StringVar(&o.providerSessionID, "provider-session-id", "", "accepted for compatibility; no effect")
+	addTemporalFlags(f, &o.temporal) // temporal_flags.go
 	cmd.AddCommand(newServeCmd(cmd, o, stdin, stdout, stderr), newConnectCmd(stdin, stdout, stderr))
 	cmd.AddCommand(newReplayCmd(stdout, stderr))
+	cmd.AddCommand(newWorkerCmd(cmd, o, stdout, stderr)) // temporal_on.go, temporal_off.go
 	return cmd
 }
 
@@ -245,6 +248,9 @@ func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		}
 		if o.maxLineBytes <= 0 {
 			return &exitError{2, "Error: --rpc-max-line-bytes must be positive"}
+		}
+		if o.temporal.address != "" {
+			return runTemporalFront(ctx, o, stdin, stdout, stderr) // docs/durable.md
 		}
 	case "print", "json":
 	case "acp":

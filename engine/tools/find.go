@@ -35,6 +35,7 @@ func NewFind(o Options) engine.Tool { return &findTool{spec: findSpec, o: o, tim
 var findSpec = spec{
 	name:        "find",
 	concurrency: engine.Shared,
+	idempotent:  true,
 	description: "Find files by glob pattern, e.g. *.go, src/**/*.ts or docs/*.md. A pattern without a slash matches file names " +
 		"at any depth. Respects .gitignore; lists paths relative to the working directory, most recently modified first " +
 		"(1000 at most by default).",

@@ -64,6 +64,7 @@ func NewGrep(o Options) engine.Tool { return &grepTool{spec: grepSpec, o: o} }
 var grepSpec = spec{
 	name:        "grep",
 	concurrency: engine.Shared,
+	idempotent:  true,
 	description: "Search file contents with a regular expression (Go RE2 syntax). Respects .gitignore and searches hidden files; " +
 		"binary files are skipped. Output is grouped by file, `N:text` for a matching line and `N-text` for context. " +
 		"Returns 20 matches by default; use limit and offset to page.",

@@ -52,6 +52,7 @@ func NewRead(o Options) engine.Tool {
 var readSpec = spec{
 	name:        "read",
 	concurrency: engine.Shared,
+	idempotent:  true,
 	description: "Read a text file or list a directory. Returns up to 300 lines by default (at most 3000 lines or 50KB per call); " +
 		"use offset (1-based line) and limit to page through larger files. A directory path lists its entries, " +
 		"directories with a trailing slash, each with its age.",

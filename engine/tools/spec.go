@@ -10,9 +10,15 @@ type spec struct {
 	description string
 	schema      []byte
 	concurrency engine.Concurrency
+	// idempotent: the tool only reads, so a call that may have started
+	// before a crash can run again (engine.IdempotentTool).
+	idempotent bool
 }
 
 func (s *spec) Name() string                    { return s.name }
 func (s *spec) Description() string             { return s.description }
 func (s *spec) Schema() []byte                  { return s.schema }
 func (s *spec) Concurrency() engine.Concurrency { return s.concurrency }
+
+// Idempotent implements engine.IdempotentTool.
+func (s *spec) Idempotent() bool { return s.idempotent }

@@ -249,7 +249,7 @@ func (ss *session) setConfigOption(from *Server, req *jsonrpc.Request) {
 		}
 	case optMaxCost, optMaxTokens, optMaxTime: // budget.go
 		if err := ss.setBudgetOption(string(p.ValueId.ConfigId), v); err != nil {
-			ss.srv.c.fail(req, errInvalidParams(err.Error()))
+			ss.reply(from, req, nil, errInvalidParams(err.Error()))
 			return
 		}
 	default:

@@ -1,0 +1,253 @@
+package durable
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// Activities are the work of a session's steps, on a worker: the worker's
+// configuration (provider, model, tools) lives here, never in the
+// workflow's history.
+type Activities struct {
+	Provider     engine.Provider
+	Model        engine.Model
+	SystemPrompt string
+	Thinking     engine.ThinkingLevel
+	Tools        []engine.Tool
+	Validator    engine.Validator // nil: arguments are not validated
+	Compaction   engine.CompactionSettings
+	Clock        engine.Clock // nil: the system clock
+	// Publish pushes a model call's deltas to the fronts (nil: PostDeltas).
+	Publish func(ctx context.Context, endpoints []string, step string, frames <-chan []byte)
+}
+
+// Setup is ActivitySetup: what this worker's configuration offers.
+func (a *Activities) Setup(ctx context.Context) (Setup, error) {
+	m := a.Model
+	m.Headers = nil
+	st := Setup{Model: m, SystemPrompt: a.SystemPrompt, Thinking: a.Thinking, Compaction: a.Compaction}
+	for _, t := range a.Tools {
+		st.Tools = append(st.Tools, ToolInfo{Name: t.Name(), Description: t.Description(), Schema: t.Schema(), Idempotent: engine.IsIdempotent(t)})
+	}
+	return st, nil
+}
+
+func (a *Activities) clock() engine.Clock {
+	if a.Clock == nil {
+		return engine.SystemClock{}
+	}
+	return a.Clock
+}
+
+// heartbeat records a heartbeat every period until stop is called: a step
+// that runs long still shows Temporal its worker is alive, and hears an
+// abort (the heartbeat's answer cancels ctx).
+func heartbeat(ctx context.Context, period time.Duration) (stop func()) {
+	if period <= 0 {
+		period = time.Second
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			activity.RecordHeartbeat(ctx)
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func heartbeatPeriod(ctx context.Context) time.Duration {
+	return activity.GetInfo(ctx).HeartbeatTimeout / 3
+}
+
+// CallModel is ActivityModel: one model call. Its deltas go to the fronts as
+// they come (best effort); its result is the finished message. A
+// provider's failure is part of the result (the workflow's retry decides
+// on it); only a lost worker or a cancellation fails the activity.
+func (a *Activities) CallModel(ctx context.Context, in ModelInput) (ModelOutput, error) {
+	msgs, err := decodeMessages(in.Messages)
+	if err != nil {
+		return ModelOutput{}, err
+	}
+	stop := heartbeat(ctx, heartbeatPeriod(ctx))
+	defer stop()
+	req := &engine.Request{Model: a.Model, SystemPrompt: a.SystemPrompt, Messages: engine.ConvertToLLM(msgs)}
+	if a.Thinking != engine.ThinkingOff {
+		req.ThinkingLevel = a.Thinking
+	}
+	for _, t := range a.Tools {
+		req.Tools = append(req.Tools, engine.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
+	}
+	reply := engine.NewReply(engine.AssistantMessage{API: a.Model.API, Provider: a.Model.Provider, Model: a.Model.ID,
+		StopReason: engine.StopStop, Timestamp: in.Timestamp}, a.Model.Cost)
+	var frames chan []byte
+	var pub sync.WaitGroup
+	if len(in.Endpoints) > 0 {
+		frames = make(chan []byte, 256)
+		publish := a.Publish
+		if publish == nil {
+			publish = PostDeltas
+		}
+		pub.Add(1)
+		go func() { defer pub.Done(); publish(ctx, in.Endpoints, in.Step, frames) }()
+	}
+	emit := func(ev engine.Event) {
+		if frames == nil {
+			return
+		}
+		select {
+		case frames <- ev.AppendJSON(nil):
+		default: // best effort: a slow front loses deltas, never the message
+		}
+	}
+	serr := a.Provider.Stream(ctx, req, func(ev engine.StreamEvent) error {
+		reply.Apply(ev, emit)
+		return ctx.Err()
+	})
+	if frames != nil {
+		close(frames)
+		pub.Wait()
+	}
+	if ctx.Err() != nil {
+		return ModelOutput{}, ctx.Err()
+	}
+	msg := reply.Finish(false, false, serr)
+	out := ModelOutput{Message: encodeMessage(msg)}
+	for _, c := range msg.ToolCalls() {
+		if t := engine.CutText(c); t != "" {
+			if out.Cut == nil {
+				out.Cut = map[string]string{}
+			}
+			out.Cut[c.ID] = t
+		}
+	}
+	var pe *engine.ProviderError
+	if serr != nil && errors.As(serr, &pe) {
+		out.ErrTyped, out.ErrKind = true, pe.Kind
+		out.RetryAfterMs = engine.RetryDelay(a.clock(), 0, 1, msg, serr).Milliseconds()
+	}
+	return out, nil
+}
+
+// RunTool is ActivityTool: one tool call, checked as in process
+// (engine.CheckToolCall), heartbeating while it runs.
+func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, error) {
+	var tool engine.Tool
+	for _, t := range a.Tools {
+		if t.Name() == in.Name {
+			tool = t
+		}
+	}
+	call := engine.ContentBlock{Type: engine.BlockToolCall, ID: in.ID, Name: in.Name, Arguments: in.Arguments}
+	if res := engine.CheckToolCall(call, tool, a.Validator); res != nil {
+		return toolOutput(*res), nil
+	}
+	stop := heartbeat(ctx, heartbeatPeriod(ctx))
+	defer stop()
+	args := []byte(in.Arguments)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	res, err := tool.Run(ctx, engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args}, func(engine.ToolResult) {})
+	if ctx.Err() != nil {
+		return ToolOutput{}, ctx.Err()
+	}
+	if err != nil {
+		return toolOutput(errorResult(err.Error())), nil
+	}
+	return toolOutput(res), nil
+}
+
+func toolOutput(r engine.ToolResult) ToolOutput {
+	return ToolOutput{Content: r.Content, Details: r.Details, IsError: r.IsError, IsWarning: r.IsWarning}
+}
+
+// Delta is one pushed frame: the step it belongs to and its
+// message_update.
+type Delta struct {
+	Step  string          `json:"step"`
+	Frame json.RawMessage `json:"frame"`
+}
+
+// PostDeltas pushes a model call's frames to each endpoint (an HTTP URL
+// a front listens on) as one streamed POST of JSON lines. Best effort: a
+// front that is gone costs the call nothing.
+func PostDeltas(ctx context.Context, endpoints []string, step string, frames <-chan []byte) {
+	var writers []*deltaPost
+	for _, e := range endpoints {
+		writers = append(writers, newDeltaPost(ctx, e))
+	}
+	for f := range frames {
+		line, _ := json.Marshal(Delta{Step: step, Frame: f})
+		line = append(line, '\n')
+		for _, w := range writers {
+			w.write(line)
+		}
+	}
+	for _, w := range writers {
+		w.close()
+	}
+}
+
+// deltaPost is one streamed request to a front.
+type deltaPost struct {
+	pw   *pipeWriter
+	done chan struct{}
+}
+
+func newDeltaPost(ctx context.Context, url string) *deltaPost {
+	pr, pw := newPipe()
+	d := &deltaPost{pw: pw, done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, pr)
+		if err != nil {
+			pr.CloseWithError(err)
+			return
+		}
+		req.Header.Set("Content-Type", "application/x-ndjson")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			pr.CloseWithError(err)
+			return
+		}
+		resp.Body.Close()
+	}()
+	return d
+}
+
+func (d *deltaPost) write(line []byte) { d.pw.write(bytes.Clone(line)) }
+func (d *deltaPost) close()            { d.pw.close(); <-d.done }
+
+// Register registers the workflow and a's activities under their names
+// on w (a worker.Worker or the test environment).
+func (a *Activities) Register(w interface {
+	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
+	RegisterActivityWithOptions(any, activity.RegisterOptions)
+}) {
+	w.RegisterWorkflowWithOptions(Session, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterActivityWithOptions(a.Setup, activity.RegisterOptions{Name: ActivitySetup})
+	w.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: ActivityModel})
+	w.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: ActivityTool})
+}

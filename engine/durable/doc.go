@@ -1,0 +1,45 @@
+// Package durable runs an xcsh session as a Temporal workflow (issue 31):
+// the session outlives any process, each model call and each tool call is
+// a recorded step, and a front on any machine drives it with the RPC
+// protocol.
+//
+// # Decisions and work
+//
+// The workflow (Session) holds the conversation and takes the loop's
+// decisions with the engine's own functions (engine.AfterReply,
+// engine.PlaceholderResult, engine.Retryable, engine.RetryDelay,
+// engine.CompactionDue): there is no second copy of the loop's rules.
+// The work is in activities (Activities): the set-up (what the worker's
+// configuration offers: model, system prompt, tools), a model call (one
+// activity; its final message is the result, built with engine.Reply; its
+// deltas are published to the attached fronts while it runs, best effort),
+// and a tool call (one activity per call, its activity id the call id,
+// heartbeating while it runs).
+//
+// # What is repeated
+//
+// A model call that was cut by a lost worker runs again (it has no effect
+// but its cost). A tool call whose result is recorded is never run again:
+// replay reads the result from the history. A tool call that may have
+// started and has no recorded result (its worker died) is run again only
+// if its tool declares itself idempotent (engine.IdempotentTool: read,
+// grep, find); any other is reported to the model and the host as
+// interrupted, with InterruptedMessage, and never repeated.
+//
+// # The front's view
+//
+// Every event the workflow emits is numbered (seq, from 1, never reused,
+// continuing across continue-as-new) and kept in a bounded log the front
+// reads with the "events" query from its cursor; message_update deltas
+// are not in the log (they would swell it): the model-call activity pushes
+// them to the fronts that attached an endpoint, and the message_end in the
+// log is the truth. Commands are updates (prompt, steer, follow_up, abort,
+// attach), refused with the RPC protocol's texts; get_state, get_messages
+// and get_session_stats are queries.
+//
+// # Determinism
+//
+// Workflow code reads time only from workflow.Now, waits only with
+// workflow.Await and workflow.Sleep, and iterates no map. The replay tests
+// (testdata/*.json, worker.NewWorkflowReplayer) hold it to that.
+package durable

@@ -1,0 +1,200 @@
+package durable
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/xcsh-go/xcsh/engine"
+)
+
+// Names of the workflow, its activities, updates and queries: the wire
+// between fronts, workers and the recorded histories. Never rename one:
+// a history recorded under the old name would no longer replay.
+const (
+	WorkflowName = "xcsh.session"
+
+	ActivitySetup = "xcsh.setup"
+	ActivityModel = "xcsh.model"
+	ActivityTool  = "xcsh.tool"
+
+	UpdatePrompt   = "prompt"
+	UpdateSteer    = "steer"
+	UpdateFollowUp = "follow_up"
+	UpdateAbort    = "abort"
+	UpdateAttach   = "attach"
+
+	QueryEvents   = "events"
+	QueryState    = "get_state"
+	QueryMessages = "get_messages"
+	QueryStats    = "get_session_stats"
+)
+
+// WorkflowID is the workflow id of session id: a front started anywhere
+// finds the session by it.
+func WorkflowID(session string) string { return "xcsh-session-" + session }
+
+// Start is the workflow's input: a new session has only its id; a session
+// that continued as new carries its conversation and its event numbering.
+type Start struct {
+	SessionID string
+	// Messages is the context carried over (engine encoding, one message
+	// each): the compaction's summary and the kept messages.
+	Messages []json.RawMessage `json:",omitempty"`
+	// Seq is the number of the last event emitted before this run.
+	Seq int64 `json:",omitempty"`
+	// Setup is the worker's configuration as the first run read it.
+	Setup *Setup `json:",omitempty"`
+	// Stats carries the session's totals.
+	Stats Stats
+	// RetryBase is the first auto-retry wait (engine.DefaultRetryBase when
+	// zero).
+	RetryBaseMs int64 `json:",omitempty"`
+	// HeartbeatMs bounds how long a tool call or a model call may go
+	// without a heartbeat before it counts as lost (DefaultHeartbeat when
+	// zero).
+	HeartbeatMs int64 `json:",omitempty"`
+}
+
+// Setup is what the worker's configuration offers a session: read once
+// by an activity, recorded, so every later decision replays the same.
+type Setup struct {
+	Model        engine.Model // without headers (they may hold keys)
+	SystemPrompt string
+	Thinking     engine.ThinkingLevel `json:",omitempty"`
+	Tools        []ToolInfo
+	Compaction   engine.CompactionSettings
+}
+
+// ToolInfo is a tool as the model is offered it, and whether a call that
+// may have started before a crash can run again.
+type ToolInfo struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+	Idempotent  bool `json:",omitempty"`
+}
+
+// ModelInput is one model call: what the request holds, the step that
+// names it (the key of its deltas), and where to push them.
+type ModelInput struct {
+	Step      string
+	Messages  []json.RawMessage
+	Endpoints []string `json:",omitempty"`
+	// Timestamp is the message's timestamp (workflow time).
+	Timestamp int64
+}
+
+// ModelOutput is a model call's recorded result.
+type ModelOutput struct {
+	Message json.RawMessage // the finished assistant message
+	// Cut holds the refusal text of each tool call whose arguments were
+	// cut off (engine.CutText), by call id: the mark does not survive
+	// encoding.
+	Cut map[string]string `json:",omitempty"`
+	// The provider's failure as recorded facts, so the workflow's retry
+	// decision sees the typed error the engine would.
+	ErrKind      engine.ErrorKind `json:",omitempty"`
+	ErrTyped     bool             `json:",omitempty"`
+	RetryAfterMs int64            `json:",omitempty"`
+}
+
+// providerError rebuilds the typed error of a failed call, or nil.
+func (o ModelOutput) providerError(msg *engine.AssistantMessage) error {
+	if !o.ErrTyped || msg.StopReason != engine.StopError {
+		return nil
+	}
+	return &engine.ProviderError{Kind: o.ErrKind, Message: msg.ErrorMessage, RetryAfter: msToDuration(o.RetryAfterMs)}
+}
+
+// ToolInput is one tool call.
+type ToolInput struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage
+}
+
+// ToolOutput is a tool call's recorded result.
+type ToolOutput struct {
+	Content   []engine.ContentBlock
+	Details   json.RawMessage `json:",omitempty"`
+	IsError   bool            `json:",omitempty"`
+	IsWarning bool            `json:",omitempty"`
+}
+
+func (o ToolOutput) result() engine.ToolResult {
+	return engine.ToolResult{Content: o.Content, Details: o.Details, IsError: o.IsError, IsWarning: o.IsWarning}
+}
+
+// Frame is one numbered event of the session, its RPC encoding.
+type Frame struct {
+	Seq  int64
+	Data json.RawMessage
+}
+
+// EventsResult answers the events query: the frames after the cursor, and
+// whether the cursor was older than the log keeps (Lost: the front must
+// read the messages instead).
+type EventsResult struct {
+	Frames []Frame
+	Last   int64 // the last event's number, whatever the cursor
+	First  int64 // the first event the log still keeps
+	Lost   bool  `json:",omitempty"`
+	Busy   bool  `json:",omitempty"`
+}
+
+// PromptInput is the prompt, steer and follow_up updates' argument.
+type PromptInput struct {
+	Message string
+	// StreamingBehavior is the RPC prompt's: "steer" or "followUp" queue a
+	// prompt sent while the session is busy; "" refuses it.
+	StreamingBehavior string `json:",omitempty"`
+}
+
+// Stats are the session's totals (get_session_stats).
+type Stats struct {
+	UserMessages      int          `json:"userMessages"`
+	AssistantMessages int          `json:"assistantMessages"`
+	ToolCalls         int          `json:"toolCalls"`
+	ToolResults       int          `json:"toolResults"`
+	Tokens            engine.Usage `json:"tokens"`
+}
+
+func encodeMessage(m engine.Message) json.RawMessage {
+	b, err := engine.MarshalJSON(m)
+	if err != nil {
+		panic(fmt.Sprintf("durable: encode %s message: %v", m.Role(), err))
+	}
+	return b
+}
+
+func encodeMessages(ms []engine.Message) []json.RawMessage {
+	out := make([]json.RawMessage, len(ms))
+	for i, m := range ms {
+		out[i] = encodeMessage(m)
+	}
+	return out
+}
+
+func decodeMessages(raw []json.RawMessage) ([]engine.Message, error) {
+	out := make([]engine.Message, 0, len(raw))
+	for _, r := range raw {
+		m, err := engine.DecodeMessage(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func decodeAssistant(raw json.RawMessage) (*engine.AssistantMessage, error) {
+	m, err := engine.DecodeMessage(raw)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := m.(*engine.AssistantMessage)
+	if !ok {
+		return nil, fmt.Errorf("durable: model call returned a %s message", m.Role())
+	}
+	return a, nil
+}

@@ -1,0 +1,217 @@
+package durable
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/tidwall/gjson"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/tools"
+	"github.com/xcsh-go/xcsh/engine/tools/schema"
+	"github.com/xcsh-go/xcsh/fakeprovider"
+)
+
+// testActivities are a worker's activities on the fake demo model and
+// the built-in tools in dir.
+func testActivities(t *testing.T, dir string) *Activities {
+	p := fakeprovider.Demo()
+	return &Activities{Provider: p, Model: p.Model(), SystemPrompt: "You are a test.", Thinking: engine.ThinkingOff,
+		Tools: tools.Builtins(tools.Options{Cwd: dir}), Validator: schema.New(), Clock: engine.DeterministicEpoch}
+}
+
+// run drives one workflow in the SDK's test environment: steps are
+// callbacks at workflow times (the environment skips idle time), and the
+// workflow is cancelled at the end. It returns the event frames.
+type step struct {
+	at time.Duration
+	do func(env *testsuite.TestWorkflowEnvironment)
+}
+
+func runWorkflow(t *testing.T, acts *Activities, steps ...step) (*testsuite.TestWorkflowEnvironment, []string) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	acts.Register(env)
+	for _, s := range steps {
+		s := s
+		env.RegisterDelayedCallback(func() { s.do(env) }, s.at)
+	}
+	var frames []string
+	end := steps[len(steps)-1].at + time.Hour
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryEvents, int64(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res EventsResult
+		if err := v.Get(&res); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Frames {
+			frames = append(frames, string(f.Data))
+		}
+		env.CancelWorkflow()
+	}, end)
+	env.ExecuteWorkflow(WorkflowName, Start{SessionID: "s1", HeartbeatMs: 3000})
+	return env, frames
+}
+
+func prompt(t *testing.T, text string, wantErr string) func(*testsuite.TestWorkflowEnvironment) {
+	return func(env *testsuite.TestWorkflowEnvironment) {
+		env.UpdateWorkflow(UpdatePrompt, "", &testsuite.TestUpdateCallback{
+			OnAccept: func() {
+				if wantErr != "" {
+					t.Errorf("prompt %q accepted, want refused with %q", text, wantErr)
+				}
+			},
+			OnReject: func(err error) {
+				if wantErr == "" || !strings.Contains(err.Error(), wantErr) {
+					t.Errorf("prompt %q refused: %v (want %q)", text, err, wantErr)
+				}
+			},
+			OnComplete: func(any, error) {},
+		}, PromptInput{Message: text})
+	}
+}
+
+// types lists the frames' types.
+func types(frames []string) string {
+	var out []string
+	for _, f := range frames {
+		out = append(out, gjson.Get(f, "type").String())
+	}
+	return strings.Join(out, " ")
+}
+
+func find(frames []string, typ string) []gjson.Result {
+	var out []gjson.Result
+	for _, f := range frames {
+		if gjson.Get(f, "type").String() == typ {
+			out = append(out, gjson.Parse(f))
+		}
+	}
+	return out
+}
+
+func TestPromptToolLoop(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("durable hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, frames := runWorkflow(t, testActivities(t, dir),
+		step{0, prompt(t, `demo:tool read {"path":"f.txt"}`, "")})
+	want := "agent_start turn_start message_start message_end message_start message_end " +
+		"tool_execution_start tool_execution_end message_start message_end turn_end " +
+		"turn_start message_start message_end turn_end agent_end"
+	if got := types(frames); got != want {
+		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	}
+	end := find(frames, "tool_execution_end")[0]
+	if !strings.Contains(end.Get("result.content.0.text").String(), "durable hello") {
+		t.Errorf("read's result: %s", end.Raw)
+	}
+	last := find(frames, "agent_end")[0].Get("messages.@reverse.0.content.0.text").String()
+	if !strings.HasPrefix(last, "Tool read returned:") {
+		t.Errorf("last reply %q", last)
+	}
+	v, err := env.QueryWorkflow(QueryStats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st Stats
+	if err := v.Get(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.UserMessages != 1 || st.AssistantMessages != 2 || st.ToolCalls != 1 || st.ToolResults != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestBusyPromptRefusedSteerAndAbort(t *testing.T) {
+	acts := testActivities(t, t.TempDir())
+	steered := make(chan struct{})
+	_, frames := runWorkflow(t, acts,
+		step{0, prompt(t, "demo:block", "")},
+		step{time.Second, prompt(t, "second", engine.ErrBusy.Error())},
+		step{2 * time.Second, func(env *testsuite.TestWorkflowEnvironment) {
+			env.UpdateWorkflow(UpdateSteer, "", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { t.Errorf("steer refused: %v", err) },
+				OnComplete: func(any, error) { close(steered) }}, PromptInput{Message: "queued"})
+		}},
+		step{3 * time.Second, func(env *testsuite.TestWorkflowEnvironment) {
+			env.UpdateWorkflow(UpdateAbort, "", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { t.Errorf("abort refused: %v", err) },
+				OnComplete: func(_ any, err error) {
+					if err != nil {
+						t.Errorf("abort: %v", err)
+					}
+				}})
+		}})
+	<-steered
+	ends := find(frames, "message_end")
+	a := ends[1]
+	if a.Get("message.stopReason").String() != "aborted" {
+		t.Fatalf("the blocked reply ended %s", a.Raw)
+	}
+	if got := types(frames); !strings.HasSuffix(got, "turn_end agent_end") {
+		t.Fatalf("events: %s", got)
+	}
+}
+
+// A tool whose worker was lost: a non-idempotent one is reported as
+// interrupted and never run again; an idempotent one runs again.
+func TestLostToolCall(t *testing.T) {
+	for _, tc := range []struct {
+		tool, args string
+		runs       int32
+		want       string
+	}{
+		{"bash", `{"command":"echo once >> ran"}`, 1, fmt.Sprintf(InterruptedMessage, "bash")},
+		{"read", `{"path":"f.txt"}`, 3, "Tool call failed after 3 attempts"},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			acts := testActivities(t, t.TempDir())
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestWorkflowEnvironment()
+			acts.Register(env)
+			var runs atomic.Int32
+			env.OnActivity(ActivityTool, mock.Anything, mock.Anything).Return(func(ctx context.Context, in ToolInput) (ToolOutput, error) {
+				runs.Add(1)
+				if activity.GetInfo(ctx).ActivityID != in.ID {
+					t.Errorf("activity id %q, want the call id %q", activity.GetInfo(ctx).ActivityID, in.ID)
+				}
+				return ToolOutput{}, temporal.NewHeartbeatTimeoutError()
+			})
+			var frames []string
+			env.RegisterDelayedCallback(func() { prompt(t, "demo:tool "+tc.tool+" "+tc.args, "")(env) }, 0)
+			env.RegisterDelayedCallback(func() {
+				v, _ := env.QueryWorkflow(QueryEvents, int64(0))
+				var res EventsResult
+				_ = v.Get(&res)
+				for _, f := range res.Frames {
+					frames = append(frames, string(f.Data))
+				}
+				env.CancelWorkflow()
+			}, time.Hour)
+			env.ExecuteWorkflow(WorkflowName, Start{SessionID: "s1", HeartbeatMs: 3000})
+			if got := runs.Load(); got != tc.runs {
+				t.Errorf("the tool ran %d times, want %d", got, tc.runs)
+			}
+			end := find(frames, "tool_execution_end")
+			if len(end) != 1 || !strings.HasPrefix(end[0].Get("result.content.0.text").String(), tc.want) || !end[0].Get("isError").Bool() {
+				t.Fatalf("tool_execution_end %v, want %q", end, tc.want)
+			}
+		})
+	}
+}
