@@ -43,6 +43,10 @@ bench:
 	# The agent server (issue 28; its IdleMemory1000Sessions and Stream5000Deltas run above): an
 	# attach replaying 10,000 events (<= 50 ms).
 	$(GO) test -run '^$$' -bench 'ServeAttachReplay' -benchtime 20x ./cmd/xcsh/
+	# Tracing (issue 30): a whole run with tracing off and on (off: a nil check per run, call and tool;
+	# compare PromptToRequest and ToolResultToRequest above with a build before it), and one span's
+	# in-process cost when on (< 50 us).
+	$(GO) test -run '^$$' -bench 'OtelOffCostsNothing|Span' -benchmem -benchtime 2000x ./engine/otel/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

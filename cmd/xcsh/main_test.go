@@ -70,6 +70,7 @@ func TestScripts(t *testing.T) {
 	})
 	p := rpctest.Params(filepath.Join(root, "testscripts"), filepath.Join(root, "golden"), func(env *testscript.Env) error {
 		env.Values[apiServersKey{}] = map[string]recorder{}
+		env.Values[otlpKey{}] = map[string]*collector{} // otlp_test.go
 		// The example extensions the ext_example_* scenarios run.
 		env.Setenv("XCSH_EXAMPLES", filepath.Join(root, "docs", "examples", "extensions"))
 		env.Setenv("XCSH_REPO_ROOT", root)
@@ -131,6 +132,8 @@ func TestScripts(t *testing.T) {
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
 	p.Cmds["apiserver"] = apiServerCmd
+	p.Cmds["otlp"] = otlpCmd            // otlp_test.go
+	p.Cmds["atif-valid"] = atifValidCmd // otlp_test.go
 	p.Cmds["mcpserver"] = mcpServerCmd
 	p.Cmds["render"] = renderCmd
 	p.Cmds["acp-example-client"] = acpExampleClientCmd
@@ -146,11 +149,16 @@ func TestScripts(t *testing.T) {
 //	apiserver openai NAME SCRIPT     the same with openaitest ($NAME ends in /v1)
 //	apiserver anthropic NAME SCRIPT  the same with anthropictest
 //	apiserver requests NAME        print the request bodies it received, one per line
+//	apiserver header NAME HEADER   print that header of each request (openai)
 func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: apiserver ollama|openai|anthropic NAME SCRIPT | apiserver requests NAME")
 	}
 	servers, _ := ts.Value(apiServersKey{}).(map[string]recorder)
+	if args[0] == "header" {
+		apiHeaders(ts, servers, args) // otlp_test.go
+		return
+	}
 	if args[0] == "requests" {
 		srv, ok := servers[args[1]]
 		if !ok {
