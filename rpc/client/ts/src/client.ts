@@ -1,0 +1,751 @@
+// RpcClient drives `xcsh --mode rpc` from a Node host. Its shape is the pi family's RpcClient
+// (packages/coding-agent/src/modes/rpc/rpc-client.ts), so a host switches by changing an import;
+// what our protocol adds (host tools, extension UI dialogs, budgets, structured output, the
+// commands pi lacks) is added beside it. The behaviour follows the Go client (docs/client.md).
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { readJsonLines, serializeJsonLine } from "./jsonl.js";
+import type { AgentEvent, ExtensionUiRequest, ExtensionUiResponse, RpcCommand, RpcResponse } from "./protocol.js";
+import type {
+	AgentMessage,
+	BashResult,
+	Budget,
+	BudgetChange,
+	CompactionResult,
+	HostTool,
+	HostToolDefinition,
+	HostToolHandler,
+	HostToolResult,
+	ImageContent,
+	MessagesPage,
+	Model,
+	ModelInfo,
+	PromptOptions,
+	RpcSessionState,
+	RpcSlashCommand,
+	SessionStats,
+	ThinkingLevel,
+	TodoPhase,
+	UiAnswer,
+} from "./types.js";
+
+export interface RpcClientOptions {
+	/**
+	 * The agent to run: the xcsh binary (default $XCSH_BIN, else "xcsh" on PATH). A path ending
+	 * in .js, .mjs or .cjs is run with this Node, as pi's client runs its dist/cli.js.
+	 */
+	cliPath?: string;
+	/** Working directory for the agent. */
+	cwd?: string;
+	/** Environment variables, added to this process's. */
+	env?: Record<string, string>;
+	/** Provider to use (--provider). */
+	provider?: string;
+	/** Model to use (--model): an id, provider/id, or a fake provider script. */
+	model?: string;
+	/** Additional CLI arguments. */
+	args?: string[];
+	/** Bound of a request's wait for its response, in ms (default 30000; bash waits 310000). */
+	requestTimeout?: number;
+	/** Bound of start's wait for the ready frame, in ms (default 30000). */
+	startTimeout?: number;
+	/** How long stop lets the agent finish after its stdin closes, in ms (default 5000). */
+	stopGrace?: number;
+}
+
+export type RpcEventListener = (event: AgentEvent) => void;
+
+/** UiHandler answers extension_ui_request frames (onUI). */
+export interface UiHandler {
+	/**
+	 * Answers a dialog (select, confirm, input, editor). signal is aborted when the agent
+	 * cancels the dialog (its timeout, an abort), the request's own timeout passes, or the
+	 * client stops; nothing is sent for an aborted dialog except on its own timeout.
+	 */
+	dialog?(request: ExtensionUiRequest, signal: AbortSignal): UiAnswer | Promise<UiAnswer>;
+	/** Receives the fire-and-forget requests (notify, setStatus, setWidget, setTitle, set_editor_text), in order. */
+	notify?(request: ExtensionUiRequest): void;
+}
+
+/** RpcError is a command the agent answered with success:false. */
+export class RpcError extends Error {
+	constructor(
+		/** The command's type. */
+		readonly command: string,
+		message: string,
+		/** A machine-readable code when the agent gives one (session_busy, stale_cursor, …). */
+		readonly code?: string,
+	) {
+		super(message);
+		this.name = "RpcError";
+	}
+}
+
+type Fields = Record<string, unknown>;
+
+interface Pending {
+	type: string;
+	resolve: (response: RpcResponse) => void;
+	reject: (error: Error) => void;
+}
+
+const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
+// Commands the agent answers when their work ends, so an id-less parse error is matched to
+// another waiting request first (docs/client.md, "Requests and errors").
+const ANSWERED_LATE = new Set(["abort", "abort_and_prompt", "bash"]);
+// Commands whose failure to start comes as a second response after the acknowledgement.
+const STARTS_RUN = new Set(["prompt", "abort_and_prompt", "continue"]);
+
+export class RpcClient {
+	private process: ChildProcess | null = null;
+	private stopReading: (() => void) | null = null;
+	private listeners: RpcEventListener[] = [];
+	// Insertion order is request order: the oldest waiting request of a type is the first found.
+	private pending = new Map<string, Pending>();
+	private requestId = 0;
+	private stderr = "";
+	private exited: Promise<void> = Promise.resolve();
+	private exitError: Error | null = null;
+	private ready: AgentEvent | null = null;
+	// Prompts acknowledged whose failure to start may still come; cleared at the next agent_start
+	// or agent_end (the prompt started, or was queued into the running run).
+	private lateIds = new Set<string>();
+	private lateWaiters = new Set<(error: Error, always: boolean) => void>();
+	private hostTools = new Map<string, HostToolHandler>();
+	private hostCalls = new Map<string, AbortController>();
+	private dialogs = new Map<string, AbortController>();
+	private ui: UiHandler | null = null;
+
+	constructor(private options: RpcClientOptions = {}) {}
+
+	/** Starts the agent and waits for its ready frame. */
+	async start(): Promise<void> {
+		if (this.process) throw new Error("Client already started");
+		const cliPath = this.options.cliPath ?? process.env.XCSH_BIN ?? "xcsh";
+		const args = ["--mode", "rpc"];
+		if (this.options.provider) args.push("--provider", this.options.provider);
+		if (this.options.model) args.push("--model", this.options.model);
+		if (this.options.args) args.push(...this.options.args);
+		const [cmd, argv] = /\.[cm]?js$/.test(cliPath) ? [process.execPath, [cliPath, ...args]] : [cliPath, args];
+
+		this.stderr = "";
+		this.exitError = null;
+		this.ready = null;
+		const child = spawn(cmd, argv, {
+			cwd: this.options.cwd,
+			env: { ...process.env, ...this.options.env },
+			stdio: ["pipe", "pipe", "pipe"],
+		});
+		this.process = child;
+		child.stderr!.on("data", (data) => {
+			this.stderr += data.toString();
+		});
+		// A write after the agent closed its stdin fails with EPIPE; the exit handler reports it.
+		child.stdin!.on("error", () => {});
+		this.stopReading = readJsonLines(child.stdout!, (line) => this.handleLine(line));
+
+		let onReady!: () => void;
+		const readyFrame = new Promise<void>((resolve) => (onReady = resolve));
+		this.readyResolve = onReady;
+		this.exited = new Promise<void>((resolve) => {
+			let finished = false;
+			const finish = (error: Error) => {
+				if (finished || this.process !== child) return resolve();
+				finished = true;
+				this.exitError = error;
+				this.failAll(error);
+				resolve();
+			};
+			child.on("error", (err) => finish(new Error(`Cannot start ${cliPath}: ${err.message}`)));
+			child.on("exit", (code, signal) =>
+				finish(
+					new Error(
+						`Agent process exited (${signal ?? `code ${code}`}). Stderr: ${this.stderr.trim()}`,
+					),
+				),
+			);
+		});
+		const timeout = this.options.startTimeout ?? 30000;
+		let timer: NodeJS.Timeout | undefined;
+		const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timeout)));
+		const outcome = await Promise.race([readyFrame.then(() => "ready" as const), this.exited.then(() => "exit" as const), timedOut]);
+		clearTimeout(timer);
+		if (outcome === "ready") return;
+		const error =
+			outcome === "exit"
+				? (this.exitError ?? new Error("Agent process exited"))
+				: new Error(`Timeout waiting for the agent's ready frame. Stderr: ${this.stderr}`);
+		await this.kill();
+		throw error;
+	}
+
+	private readyResolve: (() => void) | null = null;
+
+	/**
+	 * Stops the agent: closes its stdin and gives it stopGrace to finish its running work (the
+	 * agent drains a run on stdin EOF), then SIGTERM, then SIGKILL. Waiting requests fail, host
+	 * tool and dialog handlers are aborted.
+	 */
+	async stop(): Promise<void> {
+		const child = this.process;
+		if (!child) return;
+		child.stdin?.end();
+		const grace = this.options.stopGrace ?? 5000;
+		if (!(await this.exitedWithin(grace))) {
+			child.kill("SIGTERM");
+			if (!(await this.exitedWithin(2000))) {
+				child.kill("SIGKILL");
+				await this.exited;
+			}
+		}
+		this.teardown(new Error("Client stopped"));
+	}
+
+	private async kill(): Promise<void> {
+		const child = this.process;
+		if (!child) return;
+		child.kill("SIGKILL");
+		await this.exited;
+		this.teardown(new Error("Client stopped"));
+	}
+
+	private async exitedWithin(ms: number): Promise<boolean> {
+		let timer: NodeJS.Timeout | undefined;
+		const result = await Promise.race([
+			this.exited.then(() => true),
+			new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+		]);
+		clearTimeout(timer);
+		return result;
+	}
+
+	private teardown(error: Error): void {
+		this.stopReading?.();
+		this.stopReading = null;
+		this.process = null;
+		this.failAll(error);
+	}
+
+	private failAll(error: Error): void {
+		for (const p of this.pending.values()) p.reject(error);
+		this.pending.clear();
+		for (const c of this.hostCalls.values()) c.abort(error);
+		this.hostCalls.clear();
+		for (const c of this.dialogs.values()) c.abort(error);
+		this.dialogs.clear();
+		for (const w of [...this.lateWaiters]) w(error, true);
+		this.lateIds.clear();
+	}
+
+	/** Subscribes to every frame that is not the response to a waiting request. Returns an unsubscribe function. */
+	onEvent(listener: RpcEventListener): () => void {
+		this.listeners.push(listener);
+		return () => {
+			const i = this.listeners.indexOf(listener);
+			if (i !== -1) this.listeners.splice(i, 1);
+		};
+	}
+
+	/** The agent's stderr so far (useful for debugging). */
+	getStderr(): string {
+		return this.stderr;
+	}
+
+	/** The agent's ready frame (its version, and the schema hash when it sends one). */
+	getReady(): AgentEvent | null {
+		return this.ready;
+	}
+
+	// =========================================================================
+	// Host tools and extension UI (ours)
+	// =========================================================================
+
+	/**
+	 * Installs the handlers and sends set_host_tools with the tools' definitions (replacing the
+	 * previous host tools). If the agent refuses the set, the previous handlers are restored and
+	 * the refusal is thrown. Returns the registered names.
+	 */
+	async registerHostTools(tools: HostTool[]): Promise<string[]> {
+		const previous = this.hostTools;
+		this.hostTools = new Map(tools.map((t) => [t.name, t.handler]));
+		try {
+			return await this.setHostTools(tools.map(({ handler: _, ...def }) => def));
+		} catch (err) {
+			this.hostTools = previous;
+			throw err;
+		}
+	}
+
+	/** The bare set_host_tools command: sends definitions, leaves the handlers alone. */
+	async setHostTools(tools: HostToolDefinition[]): Promise<string[]> {
+		const response = await this.send("set_host_tools", { tools });
+		return this.getData<{ toolNames: string[] }>(response).toolNames;
+	}
+
+	/**
+	 * Sets the handler of extension UI requests (null removes it). Without a dialog handler every
+	 * dialog is answered cancelled at once, so an extension never waits on a host without a UI.
+	 */
+	onUI(handler: UiHandler | null): void {
+		this.ui = handler;
+	}
+
+	/** Sends an extension_ui_response as it is, for a host that answers dialogs itself from onEvent. */
+	sendUiResponse(response: ExtensionUiResponse): void {
+		this.write(response);
+	}
+
+	// =========================================================================
+	// Command methods (pi's, then ours)
+	// =========================================================================
+
+	/**
+	 * Sends a prompt. Returns once the agent has acknowledged it; use onEvent() for the run and
+	 * waitForIdle() to wait for its end. A failure to start (busy, no model, no API key) comes
+	 * after the acknowledgement: onEvent listeners get it as a response frame, and a waiting
+	 * waitForIdle, collectEvents or promptAndWait rejects with it.
+	 */
+	async prompt(message: string, images?: ImageContent[], options: PromptOptions = {}): Promise<void> {
+		this.getData(await this.send("prompt", { message, images, ...options }));
+	}
+
+	/** Queues a steering message for the next turn boundary. */
+	async steer(message: string, images?: ImageContent[]): Promise<void> {
+		this.getData(await this.send("steer", { message, images }));
+	}
+
+	/** Queues a follow-up message for when the run would stop. */
+	async followUp(message: string, images?: ImageContent[]): Promise<void> {
+		this.getData(await this.send("follow_up", { message, images }));
+	}
+
+	/** Aborts the run; resolves once its closing events are written. */
+	async abort(): Promise<void> {
+		this.getData(await this.send("abort", {}));
+	}
+
+	/** Starts a new session; cancelled is true when an extension cancelled it. */
+	async newSession(parentSession?: string): Promise<{ cancelled: boolean }> {
+		return this.getData(await this.send("new_session", { parentSession }));
+	}
+
+	async getState(): Promise<RpcSessionState> {
+		return this.getData(await this.send("get_state", {}));
+	}
+
+	async setModel(provider: string, modelId: string): Promise<Model> {
+		return this.getData(await this.send("set_model", { provider, modelId }));
+	}
+
+	async cycleModel(): Promise<{ model: Model; thinkingLevel?: ThinkingLevel; isScoped: boolean } | null> {
+		return this.getData(await this.send("cycle_model", {}));
+	}
+
+	async getAvailableModels(): Promise<ModelInfo[]> {
+		return this.getData<{ models: ModelInfo[] }>(await this.send("get_available_models", {})).models;
+	}
+
+	async setThinkingLevel(level: ThinkingLevel): Promise<void> {
+		this.getData(await this.send("set_thinking_level", { level }));
+	}
+
+	async cycleThinkingLevel(): Promise<{ level: ThinkingLevel } | null> {
+		return this.getData(await this.send("cycle_thinking_level", {}));
+	}
+
+	async setSteeringMode(mode: "all" | "one-at-a-time"): Promise<void> {
+		this.getData(await this.send("set_steering_mode", { mode }));
+	}
+
+	async setFollowUpMode(mode: "all" | "one-at-a-time"): Promise<void> {
+		this.getData(await this.send("set_follow_up_mode", { mode }));
+	}
+
+	async compact(customInstructions?: string): Promise<CompactionResult> {
+		return this.getData(await this.send("compact", { customInstructions }));
+	}
+
+	async setAutoCompaction(enabled: boolean): Promise<void> {
+		this.getData(await this.send("set_auto_compaction", { enabled }));
+	}
+
+	async setAutoRetry(enabled: boolean): Promise<void> {
+		this.getData(await this.send("set_auto_retry", { enabled }));
+	}
+
+	async abortRetry(): Promise<void> {
+		this.getData(await this.send("abort_retry", {}));
+	}
+
+	/** Runs a shell command; resolves when it ends (bounded by 310 s: the agent stops it at 300). */
+	async bash(command: string): Promise<BashResult> {
+		return this.getData(await this.send("bash", { command }, 310000));
+	}
+
+	async abortBash(): Promise<void> {
+		this.getData(await this.send("abort_bash", {}));
+	}
+
+	async getSessionStats(): Promise<SessionStats> {
+		return this.getData(await this.send("get_session_stats", {}));
+	}
+
+	async exportHtml(outputPath?: string): Promise<{ path: string }> {
+		return this.getData(await this.send("export_html", { outputPath }));
+	}
+
+	async switchSession(sessionPath: string): Promise<{ cancelled: boolean }> {
+		return this.getData(await this.send("switch_session", { sessionPath }));
+	}
+
+	async fork(entryId: string): Promise<{ text: string; cancelled: boolean }> {
+		return this.getData(await this.send("fork", { entryId }));
+	}
+
+	async getForkMessages(): Promise<Array<{ entryId: string; text: string }>> {
+		return this.getData<{ messages: Array<{ entryId: string; text: string }> }>(
+			await this.send("get_fork_messages", {}),
+		).messages;
+	}
+
+	/** The trimmed text of the last assistant message, or null when there is none. */
+	async getLastAssistantText(): Promise<string | null> {
+		return this.getData<{ text?: string | null }>(await this.send("get_last_assistant_text", {})).text ?? null;
+	}
+
+	async setSessionName(name: string): Promise<void> {
+		this.getData(await this.send("set_session_name", { name }));
+	}
+
+	async getMessages(): Promise<AgentMessage[]> {
+		return this.getData<{ messages: AgentMessage[] }>(await this.send("get_messages", {})).messages;
+	}
+
+	async getCommands(): Promise<RpcSlashCommand[]> {
+		return this.getData<{ commands: RpcSlashCommand[] }>(await this.send("get_commands", {})).commands;
+	}
+
+	/** Aborts the run, then prompts (ours and omp's). */
+	async abortAndPrompt(message: string, images?: ImageContent[]): Promise<void> {
+		this.getData(await this.send("abort_and_prompt", { message, images }));
+	}
+
+	/** Runs the agent again from the context as it stands (a run stopped on its budget resumes). */
+	async continue(): Promise<void> {
+		this.getData(await this.send("continue", {}));
+	}
+
+	async setInterruptMode(mode: "immediate" | "wait"): Promise<void> {
+		this.getData(await this.send("set_interrupt_mode", { mode }));
+	}
+
+	async branch(entryId: string): Promise<{ text: string; cancelled: boolean }> {
+		return this.getData(await this.send("branch", { entryId }));
+	}
+
+	async clone(): Promise<{ cancelled: boolean }> {
+		return this.getData(await this.send("clone", {}));
+	}
+
+	async getBranchMessages(): Promise<Array<{ entryId: string; text: string }>> {
+		return this.getData<{ messages: Array<{ entryId: string; text: string }> }>(
+			await this.send("get_branch_messages", {}),
+		).messages;
+	}
+
+	async getMessagesPage(options: { limit?: number; cursor?: string; order?: "asc" | "desc" } = {}): Promise<MessagesPage> {
+		return this.getData(await this.send("get_messages_page", options));
+	}
+
+	async getAvailableCommands(): Promise<Array<Record<string, unknown>>> {
+		return this.getData<{ commands: Array<Record<string, unknown>> }>(await this.send("get_available_commands", {}))
+			.commands;
+	}
+
+	async getMcpServers(): Promise<Array<Record<string, unknown>>> {
+		return this.getData<{ servers: Array<Record<string, unknown>> }>(await this.send("get_mcp_servers", {})).servers;
+	}
+
+	async setTodos(phases: TodoPhase[]): Promise<TodoPhase[]> {
+		return this.getData<{ todoPhases: TodoPhase[] }>(await this.send("set_todos", { phases })).todoPhases;
+	}
+
+	/** Changes the run's limits (docs/rpc.md, "Budgets"); returns the budget as get_state shows it. */
+	async setBudget(change: BudgetChange): Promise<Budget> {
+		return this.getData(await this.send("set_budget", { ...change }));
+	}
+
+	/** Sends any command and returns its data: for commands this client has no method for. */
+	async call<T = unknown>(type: string, fields: Fields = {}, timeoutMs?: number): Promise<T> {
+		return this.getData<T>(await this.send(type, fields, timeoutMs));
+	}
+
+	// =========================================================================
+	// Helpers
+	// =========================================================================
+
+	/**
+	 * Resolves at the next agent_end. Rejects on timeout and when a prompt this client sent fails
+	 * to start. (agent_end alone does not mean idle: a retry or compaction may follow; get_state's
+	 * isStreaming says.)
+	 */
+	waitForIdle(timeout = 60000): Promise<void> {
+		return this.collectEvents(timeout).then(() => undefined);
+	}
+
+	/** Collects every event until the next agent_end (included). */
+	collectEvents(timeout = 60000): Promise<AgentEvent[]> {
+		return new Promise((resolve, reject) => {
+			const events: AgentEvent[] = [];
+			const done = (error?: Error) => {
+				clearTimeout(timer);
+				unsubscribe();
+				this.lateWaiters.delete(fail);
+				if (error) reject(error);
+				else resolve(events);
+			};
+			// A failure to start concerns this wait only while no run has started since it began:
+			// a second prompt refused as busy does not fail the wait for the run already going.
+			let started = false;
+			const fail = (error: Error, always: boolean) => {
+				if (always || !started) done(error);
+			};
+			const timer = setTimeout(() => done(new Error(`Timeout collecting events. Stderr: ${this.stderr}`)), timeout);
+			const unsubscribe = this.onEvent((event) => {
+				events.push(event);
+				if (event.type === "agent_start") started = true;
+				if (event.type === "agent_end") done();
+			});
+			this.lateWaiters.add(fail);
+		});
+	}
+
+	/** Sends a prompt and collects its events until agent_end. */
+	async promptAndWait(
+		message: string,
+		images?: ImageContent[],
+		timeout = 60000,
+		options: PromptOptions = {},
+	): Promise<AgentEvent[]> {
+		const events = this.collectEvents(timeout);
+		try {
+			await this.prompt(message, images, options);
+		} catch (err) {
+			events.catch(() => {});
+			throw err;
+		}
+		return events;
+	}
+
+	// =========================================================================
+	// Internal
+	// =========================================================================
+
+	private handleLine(line: string): void {
+		if (line.trim() === "") return;
+		let frame: AgentEvent;
+		try {
+			frame = JSON.parse(line);
+		} catch {
+			return; // not a frame: the agent writes only JSON, so this is noise from elsewhere
+		}
+		if (frame === null || typeof frame !== "object") return;
+		if (frame.type === "response" && this.settle(frame as unknown as RpcResponse & { id?: unknown })) return;
+		switch (frame.type) {
+			case "ready":
+				this.ready = frame;
+				this.readyResolve?.();
+				break;
+			case "agent_start":
+			case "agent_end":
+				this.lateIds.clear();
+				break;
+			case "host_tool_call":
+				this.runHostTool(frame);
+				break;
+			case "host_tool_cancel":
+				this.hostCalls.get(String(frame.targetId))?.abort(new Error("Host tool call cancelled by the agent"));
+				break;
+			case "extension_ui_request":
+				this.handleUi(frame as unknown as ExtensionUiRequest);
+				break;
+		}
+		for (const listener of [...this.listeners]) {
+			try {
+				listener(frame);
+			} catch {
+				// A listener's failure is its own; the reader goes on.
+			}
+		}
+	}
+
+	// settle resolves the request a response answers; false when it answers none (an event).
+	private settle(response: RpcResponse & { id?: unknown }): boolean {
+		const id = response.id;
+		if (typeof id === "string") {
+			const p = this.pending.get(id);
+			if (p) {
+				this.pending.delete(id);
+				if (response.success && STARTS_RUN.has(p.type)) this.lateIds.add(id);
+				p.resolve(response);
+				return true;
+			}
+			if (this.lateIds.has(id) && !response.success) {
+				this.lateIds.delete(id);
+				const error = new RpcError(response.command, response.error, response.code);
+				for (const w of [...this.lateWaiters]) w(error, false);
+			}
+			return false;
+		}
+		if (id !== undefined || response.success) return false;
+		// The agent answers an unknown command and a parse failure without an id: match them to
+		// the request they must belong to, so nobody waits out a timeout.
+		let match: [string, Pending] | undefined;
+		if (response.command === "parse") {
+			const all = [...this.pending.entries()];
+			match = all.find(([, p]) => !ANSWERED_LATE.has(p.type)) ?? all[0];
+		} else if (response.error.startsWith("Unknown command: ")) {
+			match = [...this.pending.entries()].find(([, p]) => p.type === response.command);
+		}
+		if (!match) return false;
+		this.pending.delete(match[0]);
+		match[1].resolve(response);
+		return true;
+	}
+
+	private runHostTool(frame: AgentEvent): void {
+		const id = String(frame.id);
+		const name = String(frame.toolName);
+		const handler = this.hostTools.get(name);
+		const controller = new AbortController();
+		this.hostCalls.set(id, controller);
+		const signal = controller.signal;
+		const update = (partial: string | object) => {
+			if (signal.aborted) return;
+			const partialResult = typeof partial === "string" ? { content: [{ type: "text", text: partial }] } : partial;
+			this.write({ type: "host_tool_update", id, partialResult });
+		};
+		const run = async (): Promise<HostToolResult> => {
+			if (!handler) return errorResult(`Host tool "${name}" is not registered`);
+			try {
+				const out = await handler(frame.arguments ?? {}, { signal, toolCallId: String(frame.toolCallId), update });
+				if (typeof out === "string") return { content: [{ type: "text", text: out }], details: {} };
+				return { ...out, content: out.content ?? [], details: out.details ?? {} };
+			} catch (err) {
+				return errorResult(err instanceof Error ? err.message : String(err));
+			}
+		};
+		void run().then((result) => {
+			this.hostCalls.delete(id);
+			// A withdrawn call gets no answer: the agent has already failed it.
+			if (signal.aborted) return;
+			// isError belongs to the frame, not the result (docs/rpc.md, "Host tools").
+			const { isError, ...body } = result;
+			this.write({ type: "host_tool_result", id, result: body, ...(isError ? { isError: true } : {}) });
+		});
+	}
+
+	private handleUi(request: ExtensionUiRequest): void {
+		const req = request as unknown as { id: string; method: string; targetId?: string; timeout?: number };
+		if (req.method === "cancel") {
+			this.dialogs.get(String(req.targetId))?.abort(new Error("Dialog cancelled by the agent"));
+			return;
+		}
+		if (!DIALOGS.has(req.method)) {
+			try {
+				this.ui?.notify?.(request);
+			} catch {
+				// The handler's failure is its own.
+			}
+			return;
+		}
+		const answer = (body: Record<string, unknown>) =>
+			this.write({ type: "extension_ui_response", id: req.id, ...body } as unknown as ExtensionUiResponse);
+		const dialog = this.ui?.dialog?.bind(this.ui);
+		if (!dialog) {
+			answer({ cancelled: true });
+			return;
+		}
+		const controller = new AbortController();
+		this.dialogs.set(req.id, controller);
+		let timedOut = false;
+		const timer =
+			typeof req.timeout === "number" && req.timeout > 0
+				? setTimeout(() => {
+						timedOut = true;
+						controller.abort(new Error("Dialog timed out"));
+					}, req.timeout)
+				: undefined;
+		void (async () => {
+			let body: Record<string, unknown>;
+			try {
+				body = toResponseBody(await dialog(request, controller.signal));
+			} catch {
+				body = { cancelled: true };
+			}
+			clearTimeout(timer);
+			this.dialogs.delete(req.id);
+			if (timedOut) answer({ cancelled: true, timedOut: true });
+			else if (!controller.signal.aborted) answer(body);
+		})();
+	}
+
+	private write(frame: object): void {
+		const stdin = this.process?.stdin;
+		if (!stdin || stdin.destroyed || stdin.writableEnded) return;
+		stdin.write(serializeJsonLine(frame));
+	}
+
+	private send(type: string, fields: Fields, timeoutMs?: number): Promise<RpcResponse> {
+		const stdin = this.process?.stdin;
+		if (this.exitError || !stdin || stdin.writableEnded) {
+			return Promise.reject(this.exitError ?? new Error("Client not started"));
+		}
+		const id = `req_${++this.requestId}`;
+		const command = { id, type, ...dropUndefined(fields) } as RpcCommand;
+		const timeout = timeoutMs ?? this.options.requestTimeout ?? 30000;
+		return new Promise((resolve, reject) => {
+			const timer = setTimeout(() => {
+				this.pending.delete(id);
+				reject(new Error(`Timeout waiting for response to ${type}. Stderr: ${this.stderr}`));
+			}, timeout);
+			this.pending.set(id, {
+				type,
+				resolve: (r) => {
+					clearTimeout(timer);
+					resolve(r);
+				},
+				reject: (e) => {
+					clearTimeout(timer);
+					reject(e);
+				},
+			});
+			stdin.write(serializeJsonLine(command));
+		});
+	}
+
+	private getData<T>(response: RpcResponse): T {
+		if (!response.success) {
+			const failed = response as Extract<RpcResponse, { success: false }>;
+			throw new RpcError(failed.command, failed.error, failed.code);
+		}
+		return (response as { data?: unknown }).data as T;
+	}
+}
+
+function errorResult(text: string): HostToolResult {
+	return { content: [{ type: "text", text }], details: {}, isError: true };
+}
+
+function toResponseBody(answer: UiAnswer): Record<string, unknown> {
+	if (answer === null || answer === undefined) return { cancelled: true };
+	if (typeof answer === "string") return { value: answer };
+	if (typeof answer === "boolean") return { confirmed: answer };
+	return { ...answer };
+}
+
+function dropUndefined(fields: Fields): Fields {
+	const out: Fields = {};
+	for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = v;
+	return out;
+}
