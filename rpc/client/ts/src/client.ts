@@ -668,12 +668,19 @@ export class RpcClient {
 		}
 		const controller = new AbortController();
 		this.dialogs.set(req.id, controller);
-		let timedOut = false;
+		// One answer per dialog: the handler's, or the timeout's when it passes first (a handler
+		// that ignores its signal still leaves the extension an answer).
+		let answered = false;
+		const answerOnce = (body: Record<string, unknown>) => {
+			if (answered) return;
+			answered = true;
+			answer(body);
+		};
 		const timer =
 			typeof req.timeout === "number" && req.timeout > 0
 				? setTimeout(() => {
-						timedOut = true;
 						controller.abort(new Error("Dialog timed out"));
+						answerOnce({ cancelled: true, timedOut: true });
 					}, req.timeout)
 				: undefined;
 		void (async () => {
@@ -685,8 +692,7 @@ export class RpcClient {
 			}
 			clearTimeout(timer);
 			this.dialogs.delete(req.id);
-			if (timedOut) answer({ cancelled: true, timedOut: true });
-			else if (!controller.signal.aborted) answer(body);
+			if (!controller.signal.aborted) answerOnce(body);
 		})();
 	}
 

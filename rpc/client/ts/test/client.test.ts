@@ -155,6 +155,39 @@ describe("RpcClient", () => {
 		assert.equal(await client.getLastAssistantText(), "Tool flaky failed: the directory is down");
 	});
 
+	test("a host tool call withdrawn by abort aborts the handler's signal and sends nothing", async () => {
+		const client = await start({});
+		let entered!: () => void;
+		const inHandler = new Promise<void>((resolve) => (entered = resolve));
+		let aborted!: () => void;
+		const handlerAborted = new Promise<void>((resolve) => (aborted = resolve));
+		await client.registerHostTools([
+			{
+				name: "slow",
+				description: "Never ends on its own",
+				parameters: { type: "object" },
+				handler: (_args, ctx) =>
+					new Promise((_resolve, reject) => {
+						ctx.signal.addEventListener("abort", () => {
+							aborted();
+							reject(ctx.signal.reason);
+						});
+						entered();
+					}),
+			},
+		]);
+		const idle = client.collectEvents(20000);
+		await client.prompt("demo:tool slow {}");
+		await inHandler;
+		await client.abort();
+		await handlerAborted;
+		const events = await idle;
+		assert.equal(byType(events, "host_tool_cancel").length, 1);
+		const [end] = byType(events, "tool_execution_end");
+		assert.equal(end.isError, true);
+		assert.equal(textOf(end.result), 'Host tool "slow" was aborted');
+	});
+
 	test("a refused host tool set keeps the previous handlers", async () => {
 		const client = await start({});
 		await client.registerHostTools([
