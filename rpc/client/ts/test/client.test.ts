@@ -3,7 +3,7 @@
 // in a fresh directory with its own HOME. Nothing sleeps: every wait is on a frame.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -313,6 +313,18 @@ describe("RpcClient", () => {
 		const state = await client.getState();
 		assert.equal(state.steeringMode, "all");
 		assert.equal(state.budget?.maxTokens, 1000);
+	});
+
+	test("the README's example is examples/readme.ts, which the build type-checks", () => {
+		const root = fileURLToPath(new URL("../../", import.meta.url));
+		const readme = readFileSync(join(root, "README.md"), "utf8");
+		const block = /## Example\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+		assert.ok(block, "README.md has a ts block under ## Example");
+		const example = readFileSync(join(root, "examples", "readme.ts"), "utf8");
+		assert.ok(
+			example.endsWith(block.replace('from "@xcsh-go/rpc-client"', 'from "../src/index.js"')),
+			"examples/readme.ts ends with the README's example (its import from ../src)",
+		);
 	});
 
 	test("start fails with the agent's stderr when it cannot start", async () => {
