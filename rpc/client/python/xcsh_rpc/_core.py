@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any, Callable, Iterable, Mapping
 
-from .protocol import AgentEvent, RpcCommand, RpcResponse
+from .protocol import SCHEMA_HASH, AgentEvent, RpcCommand, RpcResponse
 
 #: Dialog methods of extension_ui_request, answered with extension_ui_response.
 DIALOGS = frozenset({"select", "confirm", "input", "editor"})
@@ -162,6 +162,21 @@ class Commands:
     def _request(self, type_: str, fields: Mapping[str, Any], pick: Callable[[Any], Any] | None = None,
                  timeout: float | None = None) -> Any:
         raise NotImplementedError
+
+    _ready: AgentEvent | None
+
+    def schema_hash(self) -> str | None:
+        """The schema hash the agent's ready frame carries (None when it sends none)."""
+        h = (self._ready or {}).get("schemaHash")
+        return h if isinstance(h, str) and h else None
+
+    def schema_matches(self) -> bool | None:
+        """Whether the agent speaks the protocol this package's types were generated from (its
+        ready frame's schemaHash equals SCHEMA_HASH); None when either side does not say."""
+        agent = self.schema_hash()
+        if agent is None or not SCHEMA_HASH:
+            return None
+        return agent == SCHEMA_HASH
 
     def call(self, type_: str, fields: Mapping[str, Any] | None = None, timeout: float | None = None) -> Any:
         """Sends any command and returns its data: for commands this client has no method for."""

@@ -12,6 +12,7 @@ import json
 import queue
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -91,7 +92,8 @@ class RpcClient(_core.Commands):
         self._host_calls: dict[str, threading.Event] = {}
         self._dialogs: dict[str, threading.Event] = {}
         self._ui: Any = None
-        self._threads: list[threading.Thread] = []
+        self._threads: list[threading.Thread] = []  # the stdout and stderr readers
+        self._workers: set[threading.Thread] = set()  # host tool calls and dialogs running
 
     # lifecycle
 
@@ -150,6 +152,13 @@ class RpcClient(_core.Commands):
             if t is not threading.current_thread():
                 t.join(5.0)
         self._fail_all(ClientClosed("Client stopped"))
+        # The handlers saw their cancelled events set: wait for them a while, so none writes to
+        # a client that is gone. One that ignores its event is left behind (a daemon thread).
+        deadline = time.monotonic() + 2.0
+        with self._lock:
+            workers = list(self._workers)
+        for t in workers:
+            t.join(max(deadline - time.monotonic(), 0))
         proc, self._proc = self._proc, None
         if proc is not None:
             with self._write_lock:
@@ -245,7 +254,6 @@ class RpcClient(_core.Commands):
                 self._late_waiters.discard(on_fail)
 
     def _drain(self, q: queue.Queue[Any], timeout: float) -> list[AgentEvent]:
-        import time
         deadline = time.monotonic() + timeout
         events: list[AgentEvent] = []
         while True:
@@ -428,7 +436,7 @@ class RpcClient(_core.Commands):
                 reply["isError"] = True  # isError belongs to the frame (docs/rpc.md, "Host tools")
             self._write(reply)
 
-        threading.Thread(target=run, daemon=True, name=f"xcsh-host-tool-{cid}").start()
+        self._spawn(run, f"xcsh-host-tool-{cid}")
 
     def _handle_ui(self, request: ExtensionUiRequest) -> None:
         method = request.get("method")
@@ -483,4 +491,17 @@ class RpcClient(_core.Commands):
             if not cancelled.is_set():
                 answer(body)
 
-        threading.Thread(target=run, daemon=True, name=f"xcsh-ui-{rid}").start()
+        self._spawn(run, f"xcsh-ui-{rid}")
+
+    def _spawn(self, fn: Callable[[], None], name: str) -> None:
+        """Runs fn on a worker thread that _teardown waits for."""
+        def work() -> None:
+            try:
+                fn()
+            finally:
+                with self._lock:
+                    self._workers.discard(threading.current_thread())
+        t = threading.Thread(target=work, daemon=True, name=name)
+        with self._lock:
+            self._workers.add(t)
+        t.start()

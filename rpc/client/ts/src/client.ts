@@ -5,7 +5,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { readJsonLines, serializeJsonLine } from "./jsonl.js";
-import type { AgentEvent, ExtensionUiRequest, ExtensionUiResponse, RpcCommand, RpcResponse } from "./protocol.js";
+import { type AgentEvent, type ExtensionUiRequest, type ExtensionUiResponse, type RpcCommand, type RpcResponse, SCHEMA_HASH } from "./protocol.js";
 import type {
 	AgentMessage,
 	BashResult,
@@ -83,6 +83,18 @@ export class RpcError extends Error {
 
 type Fields = Record<string, unknown>;
 
+// The client reads frames by key, not through protocol.ts's unions: it must compile against the
+// generated types whatever their exact shape, and a frame with a key the schema lacks still works.
+type Frame = Record<string, unknown> & { type?: unknown };
+interface Reply {
+	id?: unknown;
+	command: string;
+	success: boolean;
+	error?: string;
+	code?: string;
+	data?: unknown;
+}
+
 interface Pending {
 	type: string;
 	resolve: (response: RpcResponse) => void;
@@ -106,7 +118,8 @@ export class RpcClient {
 	private stderr = "";
 	private exited: Promise<void> = Promise.resolve();
 	private exitError: Error | null = null;
-	private ready: AgentEvent | null = null;
+	private ready: Frame | null = null;
+	private readyResolve: (() => void) | null = null;
 	// Prompts acknowledged whose failure to start may still come; cleared at the next agent_start
 	// or agent_end (the prompt started, or was queued into the running run).
 	private lateIds = new Set<string>();
@@ -178,8 +191,6 @@ export class RpcClient {
 		await this.kill();
 		throw error;
 	}
-
-	private readyResolve: (() => void) | null = null;
 
 	/**
 	 * Stops the agent: closes its stdin and gives it stopGrace to finish its running work (the
@@ -253,7 +264,25 @@ export class RpcClient {
 
 	/** The agent's ready frame (its version, and the schema hash when it sends one). */
 	getReady(): AgentEvent | null {
-		return this.ready;
+		return this.ready as AgentEvent | null;
+	}
+
+	/** The schema hash the agent's ready frame carries (undefined when it sends none). */
+	getSchemaHash(): string | undefined {
+		const hash = this.ready?.schemaHash;
+		return typeof hash === "string" && hash !== "" ? hash : undefined;
+	}
+
+	/**
+	 * Whether the agent speaks the protocol this client's types were generated from (its ready
+	 * frame's schemaHash equals SCHEMA_HASH); undefined when either side does not say.
+	 */
+	schemaMatches(): boolean | undefined {
+		// Widened to string: the generated SCHEMA_HASH is a literal type.
+		const ours: string = SCHEMA_HASH;
+		const agent = this.getSchemaHash();
+		if (agent === undefined || ours === "") return undefined;
+		return agent === ours;
 	}
 
 	// =========================================================================
@@ -543,14 +572,14 @@ export class RpcClient {
 
 	private handleLine(line: string): void {
 		if (line.trim() === "") return;
-		let frame: AgentEvent;
+		let frame: Frame;
 		try {
 			frame = JSON.parse(line);
 		} catch {
 			return; // not a frame: the agent writes only JSON, so this is noise from elsewhere
 		}
 		if (frame === null || typeof frame !== "object") return;
-		if (frame.type === "response" && this.settle(frame as unknown as RpcResponse & { id?: unknown })) return;
+		if (frame.type === "response" && this.settle(frame as unknown as Reply)) return;
 		switch (frame.type) {
 			case "ready":
 				this.ready = frame;
@@ -572,7 +601,7 @@ export class RpcClient {
 		}
 		for (const listener of [...this.listeners]) {
 			try {
-				listener(frame);
+				listener(frame as unknown as AgentEvent);
 			} catch {
 				// A listener's failure is its own; the reader goes on.
 			}
@@ -580,19 +609,19 @@ export class RpcClient {
 	}
 
 	// settle resolves the request a response answers; false when it answers none (an event).
-	private settle(response: RpcResponse & { id?: unknown }): boolean {
+	private settle(response: Reply): boolean {
 		const id = response.id;
 		if (typeof id === "string") {
 			const p = this.pending.get(id);
 			if (p) {
 				this.pending.delete(id);
 				if (response.success && STARTS_RUN.has(p.type)) this.lateIds.add(id);
-				p.resolve(response);
+				p.resolve(response as unknown as RpcResponse);
 				return true;
 			}
 			if (this.lateIds.has(id) && !response.success) {
 				this.lateIds.delete(id);
-				const error = new RpcError(response.command, response.error, response.code);
+				const error = new RpcError(response.command, String(response.error), response.code);
 				for (const w of [...this.lateWaiters]) w(error, false);
 			}
 			return false;
@@ -604,16 +633,16 @@ export class RpcClient {
 		if (response.command === "parse") {
 			const all = [...this.pending.entries()];
 			match = all.find(([, p]) => !ANSWERED_LATE.has(p.type)) ?? all[0];
-		} else if (response.error.startsWith("Unknown command: ")) {
+		} else if (String(response.error).startsWith("Unknown command: ")) {
 			match = [...this.pending.entries()].find(([, p]) => p.type === response.command);
 		}
 		if (!match) return false;
 		this.pending.delete(match[0]);
-		match[1].resolve(response);
+		match[1].resolve(response as unknown as RpcResponse);
 		return true;
 	}
 
-	private runHostTool(frame: AgentEvent): void {
+	private runHostTool(frame: Frame): void {
 		const id = String(frame.id);
 		const name = String(frame.toolName);
 		const handler = this.hostTools.get(name);
@@ -679,6 +708,7 @@ export class RpcClient {
 		const timer =
 			typeof req.timeout === "number" && req.timeout > 0
 				? setTimeout(() => {
+						this.dialogs.delete(req.id);
 						controller.abort(new Error("Dialog timed out"));
 						answerOnce({ cancelled: true, timedOut: true });
 					}, req.timeout)
@@ -708,7 +738,7 @@ export class RpcClient {
 			return Promise.reject(this.exitError ?? new Error("Client not started"));
 		}
 		const id = `req_${++this.requestId}`;
-		const command = { id, type, ...dropUndefined(fields) } as RpcCommand;
+		const command = { id, type, ...dropUndefined(fields) } as unknown as RpcCommand;
 		const timeout = timeoutMs ?? this.options.requestTimeout ?? 30000;
 		return new Promise((resolve, reject) => {
 			const timer = setTimeout(() => {
@@ -731,11 +761,9 @@ export class RpcClient {
 	}
 
 	private getData<T>(response: RpcResponse): T {
-		if (!response.success) {
-			const failed = response as Extract<RpcResponse, { success: false }>;
-			throw new RpcError(failed.command, failed.error, failed.code);
-		}
-		return (response as { data?: unknown }).data as T;
+		const reply = response as unknown as Reply;
+		if (!reply.success) throw new RpcError(reply.command, String(reply.error), reply.code);
+		return reply.data as T;
 	}
 }
 
