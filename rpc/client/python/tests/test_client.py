@@ -164,6 +164,23 @@ class RpcClientTest(unittest.TestCase):
         self.assertEqual(state["steeringMode"], "all")
         self.assertEqual(state["budget"]["maxTokens"], 1000)
 
+    def test_prompt_for_output(self):
+        # A scripted model whose first answer is not JSON: one retry, then the match.
+        answers = '{"turns":[{"steps":[{"text":"Thinking..."}]},{"steps":[{"text":"{\\"answer\\": 42}"}]}]}'
+        c, _ = self.start(files={"answer.json": answers}, model="answer.json")
+        schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+        end = c.prompt_for_output("What is the answer?", schema)
+        self.assertEqual(end, {"type": "output_schema_end", "success": True, "retries": 1, "output": {"answer": 42}})
+
+    def test_steer_and_follow_up_queue_while_idle(self):
+        c, _ = self.start()
+        queues = []
+        c.on_event(lambda e: e.get("type") == "queue_update" and queues.append(e))
+        c.steer("first")
+        c.follow_up("later")
+        self.assertEqual(c.get_state()["queuedMessageCount"], 2)
+        self.assertEqual(queues[-1], {"type": "queue_update", "steering": ["first"], "followUp": ["later"]})
+
     def test_start_failure_carries_stderr(self):
         c = RpcClient(provider="no-such-provider", args=["--no-session"])
         with self.assertRaisesRegex(ClientClosed, 'unknown provider "no-such-provider"'):

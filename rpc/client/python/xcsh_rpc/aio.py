@@ -166,7 +166,8 @@ class AsyncRpcClient(_core.Commands):
         TimeoutError, or RpcError when a prompt fails to start before any run started."""
         return await self._collect(timeout, None)
 
-    async def _collect(self, timeout: float, send: Callable[[], Any] | None) -> list[AgentEvent]:
+    async def _collect(self, timeout: float, send: Callable[[], Any] | None,
+                       last: str = "agent_end") -> list[AgentEvent]:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[list[AgentEvent]] = loop.create_future()
         events: list[AgentEvent] = []
@@ -177,9 +178,10 @@ class AsyncRpcClient(_core.Commands):
             events.append(event)
             if event.get("type") == "agent_start":
                 started = True
-            if event.get("type") == "agent_end" and not done.done():
+            if event.get("type") == last and not done.done():
                 done.set_result(events)
 
+        # A failure to start concerns this wait only while no run has started since it began.
         def on_fail(error: Exception, always: bool) -> None:
             if (always or not started) and not done.done():
                 done.set_exception(error)
@@ -205,6 +207,13 @@ class AsyncRpcClient(_core.Commands):
                               **options: Any) -> list[AgentEvent]:
         """Sends a prompt and collects its events until agent_end."""
         return await self._collect(timeout, lambda: self.prompt(message, images, **options))
+
+    async def prompt_for_output(self, message: str, output_schema: dict, images: list[dict] | None = None,
+                                timeout: float = 60.0) -> AgentEvent:
+        """Sends a prompt with an output schema and returns its output_schema_end event."""
+        events = await self._collect(timeout, lambda: self.prompt(message, images, output_schema=output_schema),
+                                     "output_schema_end")
+        return events[-1]
 
     # internals
 

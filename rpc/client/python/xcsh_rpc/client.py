@@ -53,6 +53,10 @@ class HostToolContext:
         self._update(partial)
 
 
+def _is(kind: str) -> Callable[[AgentEvent], bool]:
+    return lambda event: event.get("type") == kind
+
+
 class _Pending:
     __slots__ = ("type", "done", "response")
 
@@ -226,9 +230,13 @@ class RpcClient(_core.Commands):
 
     # waiting for runs
 
-    def collect_events(self, timeout: float = 60.0, _started: Callable[[], None] | None = None) -> list[AgentEvent]:
+    def collect_events(self, timeout: float = 60.0) -> list[AgentEvent]:
         """Collects every event from now until the next agent_end (included). Raises
         TimeoutError, or RpcError when a prompt fails to start before any run started."""
+        return self._collect(_is("agent_end"), timeout, None)
+
+    def _collect(self, last: Callable[[AgentEvent], bool], timeout: float,
+                 send: Callable[[], Any] | None) -> list[AgentEvent]:
         q: queue.Queue[Any] = queue.Queue()
         started = threading.Event()
 
@@ -237,6 +245,8 @@ class RpcClient(_core.Commands):
                 started.set()
             q.put(("event", event))
 
+        # A failure to start concerns this wait only while no run has started since it began:
+        # a second prompt refused as busy does not fail the wait for the run already going.
         def on_fail(error: Exception, always: bool) -> None:
             if always or not started.is_set():
                 q.put(("error", error))
@@ -245,28 +255,24 @@ class RpcClient(_core.Commands):
         with self._lock:
             self._late_waiters.add(on_fail)
         try:
-            if _started is not None:
-                _started()
-            return self._drain(q, timeout)
+            if send is not None:
+                send()
+            deadline = time.monotonic() + timeout
+            events: list[AgentEvent] = []
+            while True:
+                try:
+                    kind, item = q.get(timeout=max(deadline - time.monotonic(), 0))
+                except queue.Empty:
+                    raise TimeoutError(f"Timeout collecting events. Stderr: {self.get_stderr()}") from None
+                if kind == "error":
+                    raise item
+                events.append(item)
+                if last(item):
+                    return events
         finally:
             unsubscribe()
             with self._lock:
                 self._late_waiters.discard(on_fail)
-
-    def _drain(self, q: queue.Queue[Any], timeout: float) -> list[AgentEvent]:
-        deadline = time.monotonic() + timeout
-        events: list[AgentEvent] = []
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                kind, item = q.get(timeout=max(left, 0))
-            except queue.Empty:
-                raise TimeoutError(f"Timeout collecting events. Stderr: {self.get_stderr()}") from None
-            if kind == "error":
-                raise item
-            events.append(item)
-            if item.get("type") == "agent_end":
-                return events
 
     def wait_for_idle(self, timeout: float = 60.0) -> None:
         """Waits for the next agent_end (agent_end alone does not mean idle: a retry or
@@ -276,7 +282,15 @@ class RpcClient(_core.Commands):
     def prompt_and_wait(self, message: str, images: list[dict] | None = None, timeout: float = 60.0,
                         **options: Any) -> list[AgentEvent]:
         """Sends a prompt and collects its events until agent_end."""
-        return self.collect_events(timeout, lambda: self.prompt(message, images, **options))
+        return self._collect(_is("agent_end"), timeout, lambda: self.prompt(message, images, **options))
+
+    def prompt_for_output(self, message: str, output_schema: dict, images: list[dict] | None = None,
+                          timeout: float = 60.0) -> AgentEvent:
+        """Sends a prompt with an output schema and returns its output_schema_end event, which
+        follows agent_end: {success, retries, output} or {success: False, retries, errors}."""
+        events = self._collect(_is("output_schema_end"), timeout,
+                               lambda: self.prompt(message, images, output_schema=output_schema))
+        return events[-1]
 
     # internals
 

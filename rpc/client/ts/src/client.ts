@@ -19,6 +19,7 @@ import type {
 	ImageContent,
 	MessagesPage,
 	Model,
+	OutputSchemaEnd,
 	ModelInfo,
 	PromptOptions,
 	RpcSessionState,
@@ -524,6 +525,11 @@ export class RpcClient {
 
 	/** Collects every event until the next agent_end (included). */
 	collectEvents(timeout = 60000): Promise<AgentEvent[]> {
+		return this.collectUntil((frame) => frame.type === "agent_end", timeout);
+	}
+
+	// collectUntil collects every event from now until one that last matches (included).
+	private collectUntil(last: (frame: Frame) => boolean, timeout: number): Promise<AgentEvent[]> {
 		return new Promise((resolve, reject) => {
 			const events: AgentEvent[] = [];
 			const done = (error?: Error) => {
@@ -542,11 +548,31 @@ export class RpcClient {
 			const timer = setTimeout(() => done(new Error(`Timeout collecting events. Stderr: ${this.stderr}`)), timeout);
 			const unsubscribe = this.onEvent((event) => {
 				events.push(event);
-				if (event.type === "agent_start") started = true;
-				if (event.type === "agent_end") done();
+				const frame = event as unknown as Frame;
+				if (frame.type === "agent_start") started = true;
+				if (last(frame)) done();
 			});
 			this.lateWaiters.add(fail);
 		});
+	}
+
+	/**
+	 * Sends a prompt with an output schema and resolves with its output_schema_end frame, which
+	 * follows agent_end: {success, retries, output} or {success:false, retries, errors}.
+	 */
+	async promptForOutput(
+		message: string,
+		outputSchema: object,
+		options: { images?: ImageContent[]; timeout?: number } = {},
+	): Promise<OutputSchemaEnd> {
+		const events = this.collectUntil((frame) => frame.type === "output_schema_end", options.timeout ?? 60000);
+		try {
+			await this.prompt(message, options.images, { outputSchema });
+		} catch (err) {
+			events.catch(() => {});
+			throw err;
+		}
+		return (await events).at(-1) as unknown as OutputSchemaEnd;
 	}
 
 	/** Sends a prompt and collects its events until agent_end. */

@@ -141,6 +141,15 @@ export interface PromptOptions {
 	outputSchema?: object;
 }
 
+/** The output_schema_end event: the structured answer, or why there is none. */
+export interface OutputSchemaEnd {
+	type: "output_schema_end";
+	success: boolean;
+	retries: number;
+	output?: unknown;
+	errors?: string[];
+}
+
 /** A host tool's result as the host sends it back. */
 export interface HostToolResult {
 	content: Array<TextContent | ImageContent>;

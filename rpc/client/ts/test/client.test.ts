@@ -333,6 +333,32 @@ describe("RpcClient", () => {
 		);
 	});
 
+	test("promptForOutput resolves with the structured answer", async () => {
+		const script = { turns: [{ steps: [{ text: "Thinking..." }] }, { steps: [{ text: '{"answer": 42}' }] }] };
+		const client = await start({ "script.json": JSON.stringify(script) }, { model: "script.json" });
+		const schema = { type: "object", properties: { answer: { type: "integer" } }, required: ["answer"] };
+		const retried: Frame[] = [];
+		client.onEvent((e) => {
+			if (e.type === "output_schema_retry") retried.push(e as unknown as Frame);
+		});
+		// The first answer is not JSON: one retry, then the match.
+		const end = await client.promptForOutput("What is the answer?", schema);
+		assert.deepEqual(end, { type: "output_schema_end", success: true, retries: 1, output: { answer: 42 } });
+		assert.equal(retried.length, 1);
+	});
+
+	test("steer and followUp queue while idle", async () => {
+		const client = await start({});
+		const queues: Frame[] = [];
+		client.onEvent((e) => {
+			if (e.type === "queue_update") queues.push(e as unknown as Frame);
+		});
+		await client.steer("first");
+		await client.followUp("later");
+		assert.equal((await client.getState()).queuedMessageCount, 2);
+		assert.deepEqual(queues.at(-1), { type: "queue_update", steering: ["first"], followUp: ["later"] });
+	});
+
 	test("start fails with the agent's stderr when it cannot start", async () => {
 		const client = new RpcClient({ provider: "no-such-provider", args: ["--no-session"] });
 		await assert.rejects(client.start(), /unknown provider "no-such-provider"/);
