@@ -171,7 +171,9 @@ export class RpcClient {
 				resolve();
 			};
 			child.on("error", (err) => finish(new Error(`Cannot start ${cliPath}: ${err.message}`)));
-			child.on("exit", (code, signal) =>
+			// "close", not "exit": it comes after stdout has ended, so the agent's last frames (the
+			// answers to requests in flight) are read before the requests still waiting fail.
+			child.on("close", (code, signal) =>
 				finish(
 					new Error(
 						`Agent process exited (${signal ?? `code ${code}`}). Stderr: ${this.stderr.trim()}`,
