@@ -4,8 +4,16 @@
 // commands pi lacks) is added beside it. The behaviour follows the Go client (docs/client.md).
 
 import { type ChildProcess, spawn } from "node:child_process";
+import { HostSide, type UiHandler } from "./host.js";
 import { readJsonLines, serializeJsonLine } from "./jsonl.js";
-import { type AgentEvent, type ExtensionUiRequest, type ExtensionUiResponse, type RpcCommand, type RpcResponse, SCHEMA_HASH } from "./protocol.js";
+import {
+	type AgentEvent,
+	type ExtensionUiRequest,
+	type ExtensionUiResponse,
+	type RpcCommand,
+	type RpcResponse,
+	SCHEMA_HASH,
+} from "./protocol.js";
 import type {
 	AgentMessage,
 	BashResult,
@@ -14,20 +22,17 @@ import type {
 	CompactionResult,
 	HostTool,
 	HostToolDefinition,
-	HostToolHandler,
-	HostToolResult,
 	ImageContent,
 	MessagesPage,
 	Model,
-	OutputSchemaEnd,
 	ModelInfo,
+	OutputSchemaEnd,
 	PromptOptions,
 	RpcSessionState,
 	RpcSlashCommand,
 	SessionStats,
 	ThinkingLevel,
 	TodoPhase,
-	UiAnswer,
 } from "./types.js";
 
 export interface RpcClientOptions {
@@ -56,17 +61,8 @@ export interface RpcClientOptions {
 
 export type RpcEventListener = (event: AgentEvent) => void;
 
-/** UiHandler answers extension_ui_request frames (onUI). */
-export interface UiHandler {
-	/**
-	 * Answers a dialog (select, confirm, input, editor). signal is aborted when the agent
-	 * cancels the dialog (its timeout, an abort), the request's own timeout passes, or the
-	 * client stops; nothing is sent for an aborted dialog except on its own timeout.
-	 */
-	dialog?(request: ExtensionUiRequest, signal: AbortSignal): UiAnswer | Promise<UiAnswer>;
-	/** Receives the fire-and-forget requests (notify, setStatus, setWidget, setTitle, set_editor_text), in order. */
-	notify?(request: ExtensionUiRequest): void;
-}
+export type { UiHandler };
+
 
 /** RpcError is a command the agent answered with success:false. */
 export class RpcError extends Error {
@@ -86,7 +82,7 @@ type Fields = Record<string, unknown>;
 
 // The client reads frames by key, not through protocol.ts's unions: it must compile against the
 // generated types whatever their exact shape, and a frame with a key the schema lacks still works.
-type Frame = Record<string, unknown> & { type?: unknown };
+export type Frame = Record<string, unknown> & { type?: unknown };
 interface Reply {
 	id?: unknown;
 	command: string;
@@ -102,7 +98,6 @@ interface Pending {
 	reject: (error: Error) => void;
 }
 
-const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
 // Commands the agent answers when their work ends, so an id-less parse error is matched to
 // another waiting request first (docs/client.md, "Requests and errors").
 const ANSWERED_LATE = new Set(["abort", "abort_and_prompt", "bash"]);
@@ -125,10 +120,8 @@ export class RpcClient {
 	// or agent_end (the prompt started, or was queued into the running run).
 	private lateIds = new Set<string>();
 	private lateWaiters = new Set<(error: Error, always: boolean) => void>();
-	private hostTools = new Map<string, HostToolHandler>();
-	private hostCalls = new Map<string, AbortController>();
-	private dialogs = new Map<string, AbortController>();
-	private ui: UiHandler | null = null;
+	// Host tool calls and dialogs: served by HostSide, which writes its answers through write.
+	private host = new HostSide((frame) => this.write(frame));
 
 	constructor(private options: RpcClientOptions = {}) {}
 
@@ -243,10 +236,7 @@ export class RpcClient {
 	private failAll(error: Error): void {
 		for (const p of this.pending.values()) p.reject(error);
 		this.pending.clear();
-		for (const c of this.hostCalls.values()) c.abort(error);
-		this.hostCalls.clear();
-		for (const c of this.dialogs.values()) c.abort(error);
-		this.dialogs.clear();
+		this.host.abortAll(error);
 		for (const w of [...this.lateWaiters]) w(error, true);
 		this.lateIds.clear();
 	}
@@ -298,12 +288,12 @@ export class RpcClient {
 	 * the refusal is thrown. Returns the registered names.
 	 */
 	async registerHostTools(tools: HostTool[]): Promise<string[]> {
-		const previous = this.hostTools;
-		this.hostTools = new Map(tools.map((t) => [t.name, t.handler]));
+		const previous = this.host.tools;
+		this.host.tools = new Map(tools.map((t) => [t.name, t.handler]));
 		try {
 			return await this.setHostTools(tools.map(({ handler: _, ...def }) => def));
 		} catch (err) {
-			this.hostTools = previous;
+			this.host.tools = previous;
 			throw err;
 		}
 	}
@@ -319,7 +309,7 @@ export class RpcClient {
 	 * dialog is answered cancelled at once, so an extension never waits on a host without a UI.
 	 */
 	onUI(handler: UiHandler | null): void {
-		this.ui = handler;
+		this.host.ui = handler;
 	}
 
 	/** Sends an extension_ui_response as it is, for a host that answers dialogs itself from onEvent. */
@@ -618,13 +608,13 @@ export class RpcClient {
 				this.lateIds.clear();
 				break;
 			case "host_tool_call":
-				this.runHostTool(frame);
+				this.host.call(frame);
 				break;
 			case "host_tool_cancel":
-				this.hostCalls.get(String(frame.targetId))?.abort(new Error("Host tool call cancelled by the agent"));
+				this.host.cancelCall(String(frame.targetId));
 				break;
 			case "extension_ui_request":
-				this.handleUi(frame as unknown as ExtensionUiRequest);
+				this.host.uiRequest(frame as unknown as ExtensionUiRequest);
 				break;
 		}
 		for (const listener of [...this.listeners]) {
@@ -670,90 +660,6 @@ export class RpcClient {
 		return true;
 	}
 
-	private runHostTool(frame: Frame): void {
-		const id = String(frame.id);
-		const name = String(frame.toolName);
-		const handler = this.hostTools.get(name);
-		const controller = new AbortController();
-		this.hostCalls.set(id, controller);
-		const signal = controller.signal;
-		const update = (partial: string | object) => {
-			if (signal.aborted) return;
-			const partialResult = typeof partial === "string" ? { content: [{ type: "text", text: partial }] } : partial;
-			this.write({ type: "host_tool_update", id, partialResult });
-		};
-		const run = async (): Promise<HostToolResult> => {
-			if (!handler) return errorResult(`Host tool "${name}" is not registered`);
-			try {
-				const out = await handler(frame.arguments ?? {}, { signal, toolCallId: String(frame.toolCallId), update });
-				if (typeof out === "string") return { content: [{ type: "text", text: out }], details: {} };
-				return { ...out, content: out.content ?? [], details: out.details ?? {} };
-			} catch (err) {
-				return errorResult(err instanceof Error ? err.message : String(err));
-			}
-		};
-		void run().then((result) => {
-			this.hostCalls.delete(id);
-			// A withdrawn call gets no answer: the agent has already failed it.
-			if (signal.aborted) return;
-			// isError belongs to the frame, not the result (docs/rpc.md, "Host tools").
-			const { isError, ...body } = result;
-			this.write({ type: "host_tool_result", id, result: body, ...(isError ? { isError: true } : {}) });
-		});
-	}
-
-	private handleUi(request: ExtensionUiRequest): void {
-		const req = request as unknown as { id: string; method: string; targetId?: string; timeout?: number };
-		if (req.method === "cancel") {
-			this.dialogs.get(String(req.targetId))?.abort(new Error("Dialog cancelled by the agent"));
-			return;
-		}
-		if (!DIALOGS.has(req.method)) {
-			try {
-				this.ui?.notify?.(request);
-			} catch {
-				// The handler's failure is its own.
-			}
-			return;
-		}
-		const answer = (body: Record<string, unknown>) =>
-			this.write({ type: "extension_ui_response", id: req.id, ...body } as unknown as ExtensionUiResponse);
-		const dialog = this.ui?.dialog?.bind(this.ui);
-		if (!dialog) {
-			answer({ cancelled: true });
-			return;
-		}
-		const controller = new AbortController();
-		this.dialogs.set(req.id, controller);
-		// One answer per dialog: the handler's, or the timeout's when it passes first (a handler
-		// that ignores its signal still leaves the extension an answer).
-		let answered = false;
-		const answerOnce = (body: Record<string, unknown>) => {
-			if (answered) return;
-			answered = true;
-			answer(body);
-		};
-		const timer =
-			typeof req.timeout === "number" && req.timeout > 0
-				? setTimeout(() => {
-						this.dialogs.delete(req.id);
-						controller.abort(new Error("Dialog timed out"));
-						answerOnce({ cancelled: true, timedOut: true });
-					}, req.timeout)
-				: undefined;
-		void (async () => {
-			let body: Record<string, unknown>;
-			try {
-				body = toResponseBody(await dialog(request, controller.signal));
-			} catch {
-				body = { cancelled: true };
-			}
-			clearTimeout(timer);
-			this.dialogs.delete(req.id);
-			if (!controller.signal.aborted) answerOnce(body);
-		})();
-	}
-
 	private write(frame: object): void {
 		const stdin = this.process?.stdin;
 		if (!stdin || stdin.destroyed || stdin.writableEnded) return;
@@ -793,17 +699,6 @@ export class RpcClient {
 		if (!reply.success) throw new RpcError(reply.command, String(reply.error), reply.code);
 		return reply.data as T;
 	}
-}
-
-function errorResult(text: string): HostToolResult {
-	return { content: [{ type: "text", text }], details: {}, isError: true };
-}
-
-function toResponseBody(answer: UiAnswer): Record<string, unknown> {
-	if (answer === null || answer === undefined) return { cancelled: true };
-	if (typeof answer === "string") return { value: answer };
-	if (typeof answer === "boolean") return { confirmed: answer };
-	return { ...answer };
 }
 
 function dropUndefined(fields: Fields): Fields {
