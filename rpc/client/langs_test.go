@@ -53,6 +53,9 @@ func runTool(t *testing.T, ctx context.Context, dir string, env []string, name s
 // written into the source tree: the sources are copied to a temporary
 // directory and built there.
 func TestTypeScriptClient(t *testing.T) {
+	if raceBuild {
+		t.Skip("the race detector sees nothing of a Node process: the suite runs in the build without it")
+	}
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed: the TypeScript client's tests need Node.js 20 and npm", tool)
@@ -148,6 +151,9 @@ func copyFile(from, to string) error {
 // TestPythonClient runs rpc/client/python's unittest suite (the sync and
 // asyncio clients) with python3, 3.11 or later.
 func TestPythonClient(t *testing.T) {
+	if raceBuild {
+		t.Skip("the race detector sees nothing of a Python process: the suite runs in the build without it")
+	}
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 is not installed: the Python client's tests need Python 3.11")
