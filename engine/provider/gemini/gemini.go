@@ -26,6 +26,7 @@ package gemini
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -120,6 +121,9 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if rec.body != nil && rec.body.err != nil {
+		return transportError(rec.body.err, red)
+	}
 	return s.finish(red)
 }
 
@@ -159,13 +163,15 @@ func isVersion(s string) bool {
 }
 
 // recorder is the transport of one call: it keeps the response's status
-// and headers, which the SDK's APIError does not carry (Retry-After), and
-// refuses a successful response that is not a stream (a proxy's page).
+// and headers, which the SDK's APIError does not carry (Retry-After),
+// refuses a successful response that is not a stream (a proxy's page),
+// and keeps what broke a stream's body (bodyWatch).
 type recorder struct {
 	next   http.RoundTripper
 	red    []string
 	header http.Header
 	status int
+	body   *bodyWatch
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -178,5 +184,29 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		res.Body.Close()
 		return nil, err
 	}
+	if res.StatusCode >= 200 && res.StatusCode <= 299 {
+		r.body = &bodyWatch{rc: res.Body}
+		res.Body = r.body
+	}
 	return res, nil
 }
+
+// bodyWatch ends a stream's body cleanly where reading it failed (a cut
+// connection, an abort) and keeps the failure for the adapter to report:
+// the SDK's stream reader writes such a failure to the standard logger
+// (stderr) before returning it, which an abort must not do.
+type bodyWatch struct {
+	rc  io.ReadCloser
+	err error
+}
+
+func (b *bodyWatch) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+		return n, io.EOF
+	}
+	return n, err
+}
+
+func (b *bodyWatch) Close() error { return b.rc.Close() }
