@@ -24,6 +24,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/extension/exttest"
 	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
+	"github.com/xcsh-go/xcsh/engine/provider/bedrock/bedrocktest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
 	"github.com/xcsh-go/xcsh/rpc/acp/acptest"
@@ -145,12 +146,28 @@ func TestScripts(t *testing.T) {
 //	apiserver ollama NAME SCRIPT     start ollamatest with the script; $NAME is its URL
 //	apiserver openai NAME SCRIPT     the same with openaitest ($NAME ends in /v1)
 //	apiserver anthropic NAME SCRIPT  the same with anthropictest
+//	apiserver bedrock NAME SCRIPT    the same with bedrocktest (Bedrock's ConverseStream)
 //	apiserver requests NAME        print the request bodies it received, one per line
+//	apiserver header NAME KEY      print the KEY header of each request, one per line
 func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: apiserver ollama|openai|anthropic NAME SCRIPT | apiserver requests NAME")
+		ts.Fatalf("usage: apiserver ollama|openai|anthropic|bedrock NAME SCRIPT | apiserver requests NAME | apiserver header NAME KEY")
 	}
 	servers, _ := ts.Value(apiServersKey{}).(map[string]recorder)
+	if args[0] == "header" {
+		if len(args) != 3 {
+			ts.Fatalf("usage: apiserver header NAME KEY")
+		}
+		srv, ok := servers[args[1]].(headerRecorder)
+		if !ok {
+			ts.Fatalf("apiserver: no server named %q that records headers", args[1])
+		}
+		out := ts.Stdout()
+		for _, h := range srv.RequestHeaders() {
+			fmt.Fprintf(out, "%s\n", h.Get(args[2]))
+		}
+		return
+	}
 	if args[0] == "requests" {
 		srv, ok := servers[args[1]]
 		if !ok {
@@ -166,7 +183,7 @@ func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	start, ok := apiServers[args[0]]
 	if !ok {
-		ts.Fatalf("apiserver: unknown kind %q (want ollama, openai, anthropic or requests)", args[0])
+		ts.Fatalf("apiserver: unknown kind %q (want ollama, openai, anthropic, bedrock, requests or header)", args[0])
 	}
 	if len(args) != 3 {
 		ts.Fatalf("usage: apiserver %s NAME SCRIPT", args[0])
@@ -204,9 +221,35 @@ var apiServers = map[string]func(script string) (url string, rec recorder, stop 
 		srv := anthropictest.New(script)
 		return srv.URL, anthropicBodies{srv}, srv.Close, nil
 	},
+	"bedrock": func(path string) (string, recorder, func(), error) {
+		script, err := bedrocktest.Load(path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		srv := bedrocktest.New(script)
+		return srv.URL, bedrockRequests{srv}, srv.Close, nil
+	},
 }
 
 type apiServersKey struct{}
+
+type bedrockRequests struct{ *bedrocktest.Server }
+
+func (b bedrockRequests) RequestBodies() [][]byte {
+	var out [][]byte
+	for _, r := range b.Requests() {
+		out = append(out, r.Body)
+	}
+	return out
+}
+
+func (b bedrockRequests) RequestHeaders() []http.Header {
+	var out []http.Header
+	for _, r := range b.Requests() {
+		out = append(out, r.Header)
+	}
+	return out
+}
 
 type ollamaBodies struct{ *ollamatest.Server }
 
@@ -244,6 +287,10 @@ func (o ollamaBodies) RequestBodies() [][]byte {
 
 // recorder is what every scripted API server offers the scenarios.
 type recorder interface{ RequestBodies() [][]byte }
+
+// headerRecorder is a server that also keeps each request's headers (the
+// Bedrock server: a scenario checks the SigV4 Authorization).
+type headerRecorder interface{ RequestHeaders() []http.Header }
 
 // renderCmd copies a file, expanding ${VAR} from the script's environment:
 // the way a scenario writes a models.json that points at a server whose
