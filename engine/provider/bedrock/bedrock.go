@@ -76,6 +76,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/provider"
@@ -105,8 +106,9 @@ type Options struct {
 type Provider struct {
 	opts Options
 
-	mu  sync.Mutex  // guards cfg
-	cfg *aws.Config // loaded on the first call that needs it; nil until then
+	mu   sync.Mutex          // guards cfg and http
+	cfg  *aws.Config         // loaded on the first call that needs it; nil until then
+	http smithyhttp.ClientDo // the default HTTP client, made on first use
 }
 
 // New returns a Provider. It loads nothing: AWS's configuration is read

@@ -60,10 +60,7 @@ func (p *Provider) client(ctx context.Context, m engine.Model, key string, secre
 	}
 	region := p.region(m, cfg.Region)
 	endpoint := endpointFor(m.BaseURL, region)
-	var inner smithyhttp.ClientDo = p.opts.HTTPClient
-	if p.opts.HTTPClient == nil {
-		inner = awshttp.NewBuildableClient()
-	}
+	inner := p.httpClient(cfg)
 	client := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
 		o.Region = region
 		// Retry belongs to the engine: one attempt, whatever
@@ -91,6 +88,25 @@ func (p *Provider) client(ctx context.Context, m engine.Model, key string, secre
 		}
 	})
 	return client, region, nil
+}
+
+// httpClient is the client the SDK sends through: Options.HTTPClient, else
+// the configuration's, else one the provider keeps, so that calls reuse
+// its connections (a client per call would shake hands with TLS each
+// time).
+func (p *Provider) httpClient(cfg aws.Config) smithyhttp.ClientDo {
+	if p.opts.HTTPClient != nil {
+		return p.opts.HTTPClient
+	}
+	if cfg.HTTPClient != nil {
+		return cfg.HTTPClient
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.http == nil {
+		p.http = awshttp.NewBuildableClient()
+	}
+	return p.http
 }
 
 // region chooses the region of a call: the environment's, else a standard
