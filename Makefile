@@ -4,8 +4,11 @@ BIN ?= bin/xcsh
 
 .PHONY: build test test-short race check golden bench fuzz demo
 
+# xcsh and, beside it, xcsh-bedrock: the helper that serves Amazon Bedrock
+# models (docs/providers.md), which xcsh finds next to its own binary.
 build:
 	$(GO) build -o $(BIN) ./cmd/xcsh
+	$(GO) build -o $(dir $(BIN))xcsh-bedrock ./cmd/xcsh-bedrock
 
 test:
 	$(GO) test ./...

@@ -9,9 +9,9 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/models"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic"
-	"github.com/xcsh-go/xcsh/engine/provider/bedrock"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama"
 	"github.com/xcsh-go/xcsh/engine/provider/openai"
+	"github.com/xcsh-go/xcsh/engine/provider/subproc"
 	"github.com/xcsh-go/xcsh/fakeprovider"
 )
 
@@ -34,9 +34,13 @@ var adapters = []adapter{
 	{"azure-openai-responses", responsesAdapter},
 	{"openai-codex-responses", responsesAdapter},
 	{"anthropic-messages", func(r *models.Registry) engine.Provider { return anthropic.New(anthropic.Options{APIKey: r.APIKey}) }},
-	// AWS's configuration is loaded on the first Bedrock call, not here:
-	// New reads nothing.
-	{"bedrock-converse-stream", func(r *models.Registry) engine.Provider { return bedrock.New(bedrock.Options{APIKey: r.APIKey}) }},
+	// Served by the helper process xcsh-bedrock, started on the first
+	// Bedrock call: AWS's SDK is linked there, not here, so that no start
+	// of xcsh pays for its package inits (docs/providers.md).
+	{"bedrock-converse-stream", func(r *models.Registry) engine.Provider {
+		return subproc.New(subproc.Options{Name: "xcsh-bedrock", APIKey: r.APIKey,
+			Hint: "Install it beside xcsh: go install github.com/xcsh-go/xcsh/cmd/xcsh-bedrock@latest (or go install ./cmd/... in a checkout)"})
+	}},
 	{"ollama", func(*models.Registry) engine.Provider { return ollama.New(ollama.Options{}) }},
 	// The deterministic demo model; --provider fake with a script replaces
 	// it (mux.setFake).

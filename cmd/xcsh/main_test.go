@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -24,9 +25,11 @@ import (
 	"github.com/xcsh-go/xcsh/engine/extension/exttest"
 	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
+	"github.com/xcsh-go/xcsh/engine/provider/bedrock"
 	"github.com/xcsh-go/xcsh/engine/provider/bedrock/bedrocktest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
+	"github.com/xcsh-go/xcsh/engine/provider/subproc"
 	"github.com/xcsh-go/xcsh/rpc/acp/acptest"
 	"github.com/xcsh-go/xcsh/rpc/rpctest"
 )
@@ -49,6 +52,8 @@ func TestMain(m *testing.M) {
 		// The Go example of docs/examples/extensions, as its main builds it.
 		"xcsh-ext-wordcount": func() { os.Exit(extkit.Run(wordcount.Extension())) },
 		"acp-client":         acptest.Main,
+		// The helper that serves Bedrock models (cmd/xcsh-bedrock).
+		"xcsh-bedrock": bedrockHelperMain,
 		// Stacks Landlock layers, then execs a program (sandbox scenarios).
 		"landlock-layers": landlockLayersMain,
 	})
@@ -232,6 +237,16 @@ var apiServers = map[string]func(script string) (url string, rec recorder, stop 
 }
 
 type apiServersKey struct{}
+
+// bedrockHelperMain is cmd/xcsh-bedrock's main, for the scenarios' $PATH.
+func bedrockHelperMain() {
+	signal.Ignore(os.Interrupt)
+	if err := subproc.Serve(os.Stdin, os.Stdout, bedrock.New(bedrock.Options{}).StreamKey); err != nil {
+		fmt.Fprintln(os.Stderr, "xcsh-bedrock:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
 
 type bedrockRequests struct{ *bedrocktest.Server }
 

@@ -63,6 +63,11 @@
 // is a context overflow when it says the input is too long, else not
 // retried. The SDK's own retries are off: retry belongs to the engine.
 //
+// xcsh runs this adapter in its helper process, cmd/xcsh-bedrock, through
+// engine/provider/subproc (StreamKey takes the key the agent sends with
+// each call), so that the SDK's package inits are not paid at every start
+// of xcsh.
+//
 // The bedrocktest package is a scripted test server in the service's own
 // wire format (the event stream's binary framing).
 package bedrock
@@ -132,6 +137,13 @@ func (p *Provider) Stream(ctx context.Context, req *engine.Request, fn func(engi
 	if p.opts.APIKey != nil {
 		key = p.opts.APIKey(req.Model)
 	}
+	return p.StreamKey(ctx, req, key, fn)
+}
+
+// StreamKey is Stream with the model's configured key given (the helper
+// process gets it with each call from the agent's registry); "" means
+// AWS_BEARER_TOKEN_BEDROCK, else SigV4.
+func (p *Provider) StreamKey(ctx context.Context, req *engine.Request, key string, fn func(engine.StreamEvent) error) error {
 	if key == "" {
 		key = p.opts.Getenv("AWS_BEARER_TOKEN_BEDROCK")
 	}
