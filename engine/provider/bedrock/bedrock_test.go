@@ -362,3 +362,21 @@ func TestRegionAndEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// The helper process gets the key the agent's registry has (a models.json
+// apiKey) with each call: StreamKey sends it as the bearer key, ahead of
+// the environment's.
+func TestStreamKeyIsTheBearerKey(t *testing.T) {
+	t.Parallel()
+	srv := bedrocktest.NewTLS(bedrocktest.Script{Responses: []bedrocktest.Response{bedrocktest.TextResponse("hi")}})
+	defer srv.Close()
+	p := New(Options{HTTPClient: srv.Client(), LoadConfig: staticConfig,
+		Getenv: env(map[string]string{"AWS_BEARER_TOKEN_BEDROCK": "from-env", "AWS_REGION": "us-east-1"})})
+	err := p.StreamKey(context.Background(), &engine.Request{Model: testModel(srv.URL)}, "from-models-json", func(engine.StreamEvent) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth := srv.Requests()[0].Header.Get("Authorization"); auth != "Bearer from-models-json" {
+		t.Errorf("Authorization %q, want the key given", auth)
+	}
+}
