@@ -1,7 +1,9 @@
 package bedrock
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -170,6 +172,22 @@ type streamCheck struct {
 }
 
 func (c streamCheck) Do(req *http.Request) (*http.Response, error) {
+	if req.Body != nil && req.Body != http.NoBody {
+		// The SDK closes the request's body as soon as Do returns, which
+		// for a stream is when its headers arrive; net/http may still be
+		// reading that body for its end, and a read that fails then makes
+		// the transport close the connection under the stream being read
+		// ("use of closed network connection", aws-sdk-go-v2#2737). The
+		// body (the request's JSON) goes as a copy that no one else
+		// closes.
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
 	res, err := c.inner.Do(req)
 	if err != nil || res.StatusCode < 200 || res.StatusCode > 299 {
 		return res, err

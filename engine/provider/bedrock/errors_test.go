@@ -2,6 +2,8 @@ package bedrock
 
 import (
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +137,54 @@ func TestBearerKeyRedacted(t *testing.T) {
 	}
 	if strings.Contains(pe.Message, key) || !strings.Contains(pe.Message, "[redacted]") {
 		t.Errorf("message %q shows the key", pe.Message)
+	}
+}
+
+// doFunc is an HTTP client of one function.
+type doFunc func(*http.Request) (*http.Response, error)
+
+func (f doFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+// closedAfterClose is a request body that fails reads once closed, as the
+// body net/http is still reading when the SDK closes its own.
+type closedAfterClose struct {
+	r      *strings.Reader
+	closed bool
+}
+
+func (c *closedAfterClose) Read(p []byte) (int, error) {
+	if c.closed {
+		return 0, errors.New("read after close")
+	}
+	return c.r.Read(p)
+}
+
+func (c *closedAfterClose) Close() error { c.closed = true; return nil }
+
+// The SDK closes a request's body when Do returns, at the stream's
+// headers, while net/http may still read it for its end; a failed read
+// made the transport close the connection under the stream (1 call in
+// several hundred on loopback). The transport gets a body of its own.
+func TestRequestBodyOutlivesTheSDKsClose(t *testing.T) {
+	t.Parallel()
+	orig := &closedAfterClose{r: strings.NewReader(`{"messages":[]}`)}
+	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/model/m/converse-stream", orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent io.Reader
+	inner := doFunc(func(r *http.Request) (*http.Response, error) {
+		sent = r.Body
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/vnd.amazon.eventstream"}}, Body: io.NopCloser(strings.NewReader(""))}, nil
+	})
+	res, err := streamCheck{inner: inner}.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	orig.Close() // what the SDK does when Do returns
+	b, err := io.ReadAll(sent)
+	if err != nil || string(b) != `{"messages":[]}` {
+		t.Errorf("the transport's body read %q, %v after the SDK closed its own", b, err)
 	}
 }
