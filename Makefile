@@ -46,6 +46,9 @@ bench:
 	# The agent server (issue 28; its IdleMemory1000Sessions and Stream5000Deltas run above): an
 	# attach replaying 10,000 events (<= 50 ms).
 	$(GO) test -run '^$$' -bench 'ServeAttachReplay' -benchtime 20x ./cmd/xcsh/
+	# Amazon Bedrock's helper process (issue 27): what the first Bedrock call of a session pays to
+	# start xcsh-bedrock, against a call on the running helper.
+	$(GO) test -run '^$$' -bench 'BedrockHelper' -benchtime 20x ./cmd/xcsh/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s
