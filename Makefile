@@ -4,8 +4,11 @@ BIN ?= bin/xcsh
 
 .PHONY: build test test-short race check golden bench fuzz demo
 
+# xcsh and, beside it, xcsh-bedrock: the helper that serves Amazon Bedrock
+# models (docs/providers.md), which xcsh finds next to its own binary.
 build:
 	$(GO) build -o $(BIN) ./cmd/xcsh
+	$(GO) build -o $(dir $(BIN))xcsh-bedrock ./cmd/xcsh-bedrock
 
 test:
 	$(GO) test ./...
@@ -47,6 +50,9 @@ bench:
 	# compare PromptToRequest and ToolResultToRequest above with a build before it), and one span's
 	# in-process cost when on (< 50 us).
 	$(GO) test -run '^$$' -bench 'OtelOffCostsNothing|Span' -benchmem -benchtime 2000x ./engine/otel/
+	# Amazon Bedrock's helper process (issue 27): what the first Bedrock call of a session pays to
+	# start xcsh-bedrock, against a call on the running helper.
+	$(GO) test -run '^$$' -bench 'BedrockHelper' -benchtime 20x ./cmd/xcsh/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

@@ -12,6 +12,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/provider/gemini"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama"
 	"github.com/xcsh-go/xcsh/engine/provider/openai"
+	"github.com/xcsh-go/xcsh/engine/provider/subproc"
 	"github.com/xcsh-go/xcsh/fakeprovider"
 )
 
@@ -35,6 +36,13 @@ var adapters = []adapter{
 	{"openai-codex-responses", responsesAdapter},
 	{"anthropic-messages", func(r *models.Registry) engine.Provider { return anthropic.New(anthropic.Options{APIKey: r.APIKey}) }},
 	{"google-generative-ai", func(r *models.Registry) engine.Provider { return gemini.New(gemini.Options{APIKey: r.APIKey}) }},
+	// Served by the helper process xcsh-bedrock, started on the first
+	// Bedrock call: AWS's SDK is linked there, not here, so that no start
+	// of xcsh pays for its package inits (docs/providers.md).
+	{"bedrock-converse-stream", func(r *models.Registry) engine.Provider {
+		return subproc.New(subproc.Options{Name: "xcsh-bedrock", APIKey: r.APIKey,
+			Hint: "Install it beside xcsh: go install github.com/xcsh-go/xcsh/cmd/xcsh-bedrock@latest (or go install ./cmd/... in a checkout)"})
+	}},
 	{"ollama", func(*models.Registry) engine.Provider { return ollama.New(ollama.Options{}) }},
 	// The deterministic demo model; --provider fake with a script replaces
 	// it (mux.setFake).

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -25,8 +26,11 @@ import (
 	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
 	"github.com/xcsh-go/xcsh/engine/provider/gemini/geminitest"
+	"github.com/xcsh-go/xcsh/engine/provider/bedrock"
+	"github.com/xcsh-go/xcsh/engine/provider/bedrock/bedrocktest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
+	"github.com/xcsh-go/xcsh/engine/provider/subproc"
 	"github.com/xcsh-go/xcsh/rpc/acp/acptest"
 	"github.com/xcsh-go/xcsh/rpc/rpctest"
 )
@@ -49,6 +53,8 @@ func TestMain(m *testing.M) {
 		// The Go example of docs/examples/extensions, as its main builds it.
 		"xcsh-ext-wordcount": func() { os.Exit(extkit.Run(wordcount.Extension())) },
 		"acp-client":         acptest.Main,
+		// The helper that serves Bedrock models (cmd/xcsh-bedrock).
+		"xcsh-bedrock": bedrockHelperMain,
 		// Stacks Landlock layers, then execs a program (sandbox scenarios).
 		"landlock-layers": landlockLayersMain,
 	})
@@ -150,11 +156,12 @@ func TestScripts(t *testing.T) {
 //	apiserver openai NAME SCRIPT     the same with openaitest ($NAME ends in /v1)
 //	apiserver anthropic NAME SCRIPT  the same with anthropictest
 //	apiserver gemini NAME SCRIPT     the same with geminitest ($NAME has no version: add /v1beta)
+//	apiserver bedrock NAME SCRIPT    the same with bedrocktest (Bedrock's ConverseStream)
 //	apiserver requests NAME        print the request bodies it received, one per line
-//	apiserver header NAME HEADER   print that header of each request (openai)
+//	apiserver header NAME HEADER   print that header of each request (openai, bedrock)
 func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: apiserver ollama|openai|anthropic|gemini NAME SCRIPT | apiserver requests NAME")
+		ts.Fatalf("usage: apiserver ollama|openai|anthropic|gemini|bedrock NAME SCRIPT | apiserver requests NAME | apiserver header NAME HEADER")
 	}
 	servers, _ := ts.Value(apiServersKey{}).(map[string]recorder)
 	if args[0] == "header" {
@@ -176,7 +183,7 @@ func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	start, ok := apiServers[args[0]]
 	if !ok {
-		ts.Fatalf("apiserver: unknown kind %q (want ollama, openai, anthropic, gemini or requests)", args[0])
+		ts.Fatalf("apiserver: unknown kind %q (want ollama, openai, anthropic, gemini, bedrock, requests or header)", args[0])
 	}
 	if len(args) != 3 {
 		ts.Fatalf("usage: apiserver %s NAME SCRIPT", args[0])
@@ -222,9 +229,45 @@ var apiServers = map[string]func(script string) (url string, rec recorder, stop 
 		srv := geminitest.New(script)
 		return srv.URL, geminiBodies{srv}, srv.Close, nil
 	},
+	"bedrock": func(path string) (string, recorder, func(), error) {
+		script, err := bedrocktest.Load(path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		srv := bedrocktest.New(script)
+		return srv.URL, bedrockRequests{srv}, srv.Close, nil
+	},
 }
 
 type apiServersKey struct{}
+
+// bedrockHelperMain is cmd/xcsh-bedrock's main, for the scenarios' $PATH.
+func bedrockHelperMain() {
+	signal.Ignore(os.Interrupt)
+	if err := subproc.Serve(os.Stdin, os.Stdout, bedrock.New(bedrock.Options{}).StreamKey); err != nil {
+		fmt.Fprintln(os.Stderr, "xcsh-bedrock:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+type bedrockRequests struct{ *bedrocktest.Server }
+
+func (b bedrockRequests) RequestBodies() [][]byte {
+	var out [][]byte
+	for _, r := range b.Requests() {
+		out = append(out, r.Body)
+	}
+	return out
+}
+
+func (b bedrockRequests) RequestHeaders(name string) []string {
+	var out []string
+	for _, r := range b.Requests() {
+		out = append(out, r.Header.Get(name))
+	}
+	return out
+}
 
 type ollamaBodies struct{ *ollamatest.Server }
 
@@ -272,6 +315,7 @@ func (o ollamaBodies) RequestBodies() [][]byte {
 
 // recorder is what every scripted API server offers the scenarios.
 type recorder interface{ RequestBodies() [][]byte }
+
 
 // renderCmd copies a file, expanding ${VAR} from the script's environment:
 // the way a scenario writes a models.json that points at a server whose

@@ -126,6 +126,9 @@ var envKeys = map[string][]string{
 	"github-copilot": {"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"},
 	// pi's name for an Azure OpenAI provider (its API's name too).
 	"azure-openai-responses": {"AZURE_OPENAI_API_KEY"},
+	// A Bedrock API key (bearer); without one, AWS's credential chain
+	// signs the requests (awsCredentials).
+	"amazon-bedrock": {"AWS_BEARER_TOKEN_BEDROCK"},
 }
 
 // Discovery names a provider whose models are listed at run time by asking

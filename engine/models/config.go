@@ -213,7 +213,9 @@ func (p *configParser) parseProvider(name string, line int, n *node) (*providerC
 		if pc.baseURL == "" {
 			return nil, p.fail(where, at+".baseUrl", "required when the provider defines models")
 		}
-		if pc.apiKey == "" && pc.auth != "none" {
+		if pc.apiKey == "" && pc.auth != "none" && pc.api != bedrockAPI {
+			// Bedrock signs with AWS's credential chain; an apiKey there is
+			// an optional Bedrock API key.
 			return nil, p.fail(where, at+".apiKey", "required when the provider defines models (or set auth: none)")
 		}
 	} else if pc.baseURL == "" && pc.headers == nil && pc.compat == nil && pc.apiKey == "" &&

@@ -408,7 +408,28 @@ func (r *Registry) HasAuth(m engine.Model) bool {
 }
 
 func (r *Registry) hasAuth(provider string) bool {
-	return r.isKeyless(provider) || r.keyFor(provider) != ""
+	return r.isKeyless(provider) || r.keyFor(provider) != "" || r.awsCredentials(provider)
+}
+
+// bedrockAPI is Amazon Bedrock's API, whose requests AWS's credential
+// chain signs: no API key needed.
+const bedrockAPI = "bedrock-converse-stream"
+
+// awsCredentials reports whether provider is Amazon Bedrock (by the
+// original's name, or a models.json provider of its API) and the
+// environment shows AWS credentials the SDK's chain will find, as the
+// original decides: a profile, static keys, a container or web identity
+// role, or a Bedrock API key (which the adapter reads for any provider of
+// the API). Credentials only in ~/.aws's default profile need AWS_PROFILE
+// set, as there.
+func (r *Registry) awsCredentials(provider string) bool {
+	if pc := r.providers[provider]; provider != "amazon-bedrock" && (pc == nil || pc.api != bedrockAPI) {
+		return false
+	}
+	return r.env("AWS_PROFILE") != "" ||
+		r.env("AWS_ACCESS_KEY_ID") != "" && r.env("AWS_SECRET_ACCESS_KEY") != "" ||
+		r.env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") != "" || r.env("AWS_CONTAINER_CREDENTIALS_FULL_URI") != "" ||
+		r.env("AWS_WEB_IDENTITY_TOKEN_FILE") != "" || r.env("AWS_BEARER_TOKEN_BEDROCK") != ""
 }
 
 func (r *Registry) isKeyless(provider string) bool {
