@@ -25,9 +25,9 @@ import (
 	"github.com/xcsh-go/xcsh/engine/extension/exttest"
 	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
-	"github.com/xcsh-go/xcsh/engine/provider/gemini/geminitest"
 	"github.com/xcsh-go/xcsh/engine/provider/bedrock"
 	"github.com/xcsh-go/xcsh/engine/provider/bedrock/bedrocktest"
+	"github.com/xcsh-go/xcsh/engine/provider/gemini/geminitest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
 	"github.com/xcsh-go/xcsh/engine/provider/subproc"
@@ -315,7 +315,6 @@ func (o ollamaBodies) RequestBodies() [][]byte {
 
 // recorder is what every scripted API server offers the scenarios.
 type recorder interface{ RequestBodies() [][]byte }
-
 
 // renderCmd copies a file, expanding ${VAR} from the script's environment:
 // the way a scenario writes a models.json that points at a server whose
