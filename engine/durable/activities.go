@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -29,6 +30,10 @@ type Activities struct {
 	Clock        engine.Clock // nil: the system clock
 	// Publish pushes a model call's deltas to the fronts (nil: PostDeltas).
 	Publish func(ctx context.Context, endpoints []string, step string, frames <-chan []byte)
+	// AfterTool, if set, is called when a tool has run and before its
+	// result is reported: the scenarios' crash point (a worker that dies
+	// there lost a call that took effect), nil in production.
+	AfterTool func(name string)
 }
 
 // Setup is ActivitySetup: what this worker's configuration offers.
@@ -170,7 +175,16 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 		args = []byte("{}")
 	}
 	res, err := tool.Run(ctx, engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args}, func(engine.ToolResult) {})
+	if a.AfterTool != nil {
+		a.AfterTool(in.Name)
+	}
 	if ctx.Err() != nil {
+		// Cancelled (an abort): the tool's own answer, when it gave one,
+		// travels with the cancellation so the workflow records what the
+		// in-process loop would show (bash: "Command aborted").
+		if err == nil {
+			return ToolOutput{}, temporal.NewCanceledError(toolOutput(res))
+		}
 		return ToolOutput{}, ctx.Err()
 	}
 	if err != nil {

@@ -97,9 +97,8 @@ func (s *session) loop(ctx workflow.Context, pending []engine.Message, news *[]e
 			} else {
 				pending = s.take(&s.steering)
 			}
-			if ctx.Err() != nil {
-				return msg, nil
-			}
+			// An abort during the tools ends the run as in process: the
+			// next model call is the aborted reply (callModel).
 		}
 		follow := s.take(&s.followUps)
 		if len(follow) == 0 {
@@ -136,8 +135,15 @@ func (s *session) callModel(ctx workflow.Context) (*engine.AssistantMessage, Mod
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: time.Second},
 	})
 	var out ModelOutput
-	err := workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Step: s.stepKey(ctx), Messages: encodeMessages(s.messages),
-		Endpoints: s.endpoints, Timestamp: ts}).Get(ctx, &out)
+	var err error
+	if ctx.Err() != nil {
+		// Aborted before the call: no step is scheduled; the reply is the
+		// aborted one the in-process loop makes.
+		err = ctx.Err()
+	} else {
+		err = workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Step: s.stepKey(ctx), Messages: encodeMessages(s.messages),
+			Endpoints: s.endpoints, Timestamp: ts}).Get(ctx, &out)
+	}
 	var msg *engine.AssistantMessage
 	if err == nil {
 		msg, err = decodeAssistant(out.Message)
@@ -243,8 +249,13 @@ func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut st
 	})
 	var out ToolOutput
 	err := workflow.ExecuteActivity(actx, ActivityTool, ToolInput{ID: call.ID, Name: call.Name, Arguments: call.Arguments}).Get(ctx, &out)
+	var cancelled *temporal.CanceledError
 	switch {
 	case err == nil:
+		return out.result()
+	case errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&out) == nil:
+		// The tool's own answer to the abort ("Command aborted"), recorded
+		// with the cancellation (RunTool), as in process.
 		return out.result()
 	case ctx.Err() != nil || temporal.IsCanceledError(err):
 		return errorResult("Operation aborted")

@@ -94,9 +94,9 @@ func (s *session) register(ctx workflow.Context) error {
 		case !s.busy && len(s.prompts) == 0:
 			s.prompts = append(s.prompts, m)
 		case in.StreamingBehavior == "followUp":
-			s.followUps = append(s.followUps, m)
+			s.enqueue(&s.followUps, m)
 		default:
-			s.steering = append(s.steering, m)
+			s.enqueue(&s.steering, m)
 		}
 		return nil
 	}
@@ -112,7 +112,7 @@ func (s *session) register(ctx workflow.Context) error {
 	}
 	queue := func(q *[]engine.Message) func(workflow.Context, PromptInput) error {
 		return func(ctx workflow.Context, in PromptInput) error {
-			*q = append(*q, s.userMessage(ctx, in.Message))
+			s.enqueue(q, s.userMessage(ctx, in.Message))
 			return nil
 		}
 	}
@@ -231,13 +231,36 @@ func (s *session) announce(m engine.Message) {
 	s.emit(engine.MessageEnd{Message: m})
 }
 
+// enqueue queues a steering or follow-up message and announces the
+// queues (queue_update), as the in-process session does.
+func (s *session) enqueue(q *[]engine.Message, m engine.Message) {
+	*q = append(*q, m)
+	s.queueChanged()
+}
+
+// take takes the first queued message (mode one-at-a-time) and announces
+// the change.
 func (s *session) take(q *[]engine.Message) []engine.Message {
 	if len(*q) == 0 {
 		return nil
 	}
 	m := (*q)[:1]
 	*q = (*q)[1:]
+	s.queueChanged()
 	return m
+}
+
+func (s *session) queueChanged() {
+	texts := func(q []engine.Message) []string {
+		out := make([]string, 0, len(q))
+		for _, m := range q {
+			if u, ok := m.(*engine.UserMessage); ok {
+				out = append(out, u.Text())
+			}
+		}
+		return out
+	}
+	s.emit(engine.QueueUpdate{Steering: texts(s.steering), FollowUp: texts(s.followUps)})
 }
 
 func msToDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -215,3 +215,147 @@ func TestLostToolCall(t *testing.T) {
 		})
 	}
 }
+
+func update(t *testing.T, name, text string) func(*testsuite.TestWorkflowEnvironment) {
+	return func(env *testsuite.TestWorkflowEnvironment) {
+		env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { t.Errorf("%s refused: %v", name, err) },
+			OnComplete: func(_ any, err error) {
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}}, PromptInput{Message: text})
+	}
+}
+
+// A steering message sent while a tool runs starts the next turn once
+// the tool is done; a follow-up waits until the run would stop; both are
+// announced with queue_update as they are queued and taken.
+func TestSteerAndFollowUpDuringTool(t *testing.T) {
+	dir := t.TempDir()
+	_, frames := runWorkflow(t, testActivities(t, dir),
+		step{0, prompt(t, `demo:tool bash {"command":"while [ ! -e go ]; do sleep 0.01; done; echo first"}`, "")},
+		step{time.Second, update(t, UpdateSteer, "change of plan")},
+		step{time.Second, update(t, UpdateFollowUp, "and then this")},
+		step{2 * time.Second, func(*testsuite.TestWorkflowEnvironment) {
+			if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}})
+	var users, replies []string
+	for _, m := range find(frames, "message_end") {
+		switch m.Get("message.role").String() {
+		case "user":
+			users = append(users, m.Get("message.content.0.text").String())
+		case "assistant":
+			replies = append(replies, m.Get("message.content.0.text").String())
+		}
+	}
+	if len(users) != 3 || users[1] != "change of plan" || users[2] != "and then this" {
+		t.Fatalf("user messages %q", users)
+	}
+	if len(replies) != 3 || !strings.HasSuffix(replies[1], "You said: change of plan") || !strings.HasSuffix(replies[2], "You said: and then this") {
+		t.Fatalf("replies %q", replies)
+	}
+	if n := len(find(frames, "agent_end")); n != 1 {
+		t.Fatalf("%d agent_end, want one run: %s", n, types(frames))
+	}
+	var queues []string
+	for _, q := range find(frames, "queue_update") {
+		queues = append(queues, q.Get("steering").Raw+q.Get("followUp").Raw)
+	}
+	want := []string{`["change of plan"][]`, `["change of plan"]["and then this"]`, `[]["and then this"]`, `[][]`}
+	if strings.Join(queues, " ") != strings.Join(want, " ") {
+		t.Fatalf("queue_update %q, want %q", queues, want)
+	}
+}
+
+// An abort while bash runs ends the call with an error result and the
+// run with the aborted reply, as in process. (The test environment
+// resolves a cancelled activity at once, without waiting for its answer:
+// that the result is bash's own "Command aborted", recorded with the
+// cancellation, is temporal_steer_and_abort_signals' to check on a real
+// server.)
+func TestAbortMidTool(t *testing.T) {
+	dir := t.TempDir()
+	_, frames := runWorkflow(t, testActivities(t, dir),
+		step{0, prompt(t, `demo:tool bash {"command":"sleep 30"}`, "")},
+		step{time.Second, func(env *testsuite.TestWorkflowEnvironment) {
+			env.UpdateWorkflow(UpdateAbort, "", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { t.Errorf("abort refused: %v", err) },
+				OnComplete: func(_ any, err error) {
+					if err != nil {
+						t.Errorf("abort: %v", err)
+					}
+				}})
+		}})
+	end := find(frames, "tool_execution_end")
+	if len(end) != 1 || !end[0].Get("isError").Bool() {
+		t.Fatalf("tool_execution_end %v", end)
+	}
+	want := "tool_execution_end message_start message_end turn_end turn_start message_start message_end turn_end agent_end"
+	if got := types(frames); !strings.HasSuffix(got, want) {
+		t.Fatalf("events:\n got %s\nwant ... %s", got, want)
+	}
+	if last := find(frames, "message_end"); last[len(last)-1].Get("message.stopReason").String() != "aborted" {
+		t.Fatalf("last reply %s", last[len(last)-1].Raw)
+	}
+}
+
+// A worker lost after its tool took effect and before the result was
+// recorded (the mock runs the real tool, then fails the attempt as a
+// lost worker does): edit is reported interrupted and not run again, so
+// the file shows the edit once; read runs again and its result arrives.
+func TestLostAfterEffect(t *testing.T) {
+	for _, tc := range []struct {
+		tool, args string
+		runs       int32
+		want       string
+		isError    bool
+	}{
+		{"edit", `{"edits":[{"path":"notes.txt","old_text":"v1","new_text":"v1 v2"}]}`, 1, fmt.Sprintf(InterruptedMessage, "edit"), true},
+		{"read", `{"path":"notes.txt"}`, 2, "v1", false},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("v1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			acts := testActivities(t, dir)
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestWorkflowEnvironment()
+			acts.Register(env)
+			var runs atomic.Int32
+			env.OnActivity(ActivityTool, mock.Anything, mock.Anything).Return(func(ctx context.Context, in ToolInput) (ToolOutput, error) {
+				out, err := acts.RunTool(ctx, in)
+				if runs.Add(1) == 1 {
+					return ToolOutput{}, temporal.NewHeartbeatTimeoutError()
+				}
+				return out, err
+			})
+			var frames []string
+			env.RegisterDelayedCallback(func() { prompt(t, "demo:tool "+tc.tool+" "+tc.args, "")(env) }, 0)
+			env.RegisterDelayedCallback(func() {
+				v, _ := env.QueryWorkflow(QueryEvents, int64(0))
+				var res EventsResult
+				_ = v.Get(&res)
+				for _, f := range res.Frames {
+					frames = append(frames, string(f.Data))
+				}
+				env.CancelWorkflow()
+			}, time.Hour)
+			env.ExecuteWorkflow(WorkflowName, Start{SessionID: "s1", HeartbeatMs: 3000})
+			if got := runs.Load(); got != tc.runs {
+				t.Errorf("the tool ran %d times, want %d", got, tc.runs)
+			}
+			end := find(frames, "tool_execution_end")
+			if len(end) != 1 || end[0].Get("result.content.0.text").String() != tc.want || end[0].Get("isError").Bool() != tc.isError {
+				t.Fatalf("tool_execution_end %v, want %q", end, tc.want)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "notes.txt"))
+			if err != nil || (tc.tool == "edit") != (string(b) == "v1 v2\n") {
+				t.Fatalf("notes.txt %q after %s", b, tc.tool)
+			}
+		})
+	}
+}
