@@ -104,6 +104,9 @@ func (a *Activities) CallModel(ctx context.Context, in ModelInput) (ModelOutput,
 	for _, t := range a.Tools {
 		req.Tools = append(req.Tools, engine.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
+	for _, t := range in.HostTools {
+		req.Tools = append(req.Tools, engine.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
 	reply := engine.NewReply(engine.AssistantMessage{API: a.Model.API, Provider: a.Model.Provider, Model: a.Model.ID,
 		StopReason: engine.StopStop, Timestamp: in.Timestamp}, a.Model.Cost)
 	var frames chan []byte
@@ -193,8 +196,36 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 	return toolOutput(res), nil
 }
 
+// ToolOutputOf is a result as recorded (the front records a host's
+// reply with it).
+func ToolOutputOf(r engine.ToolResult) ToolOutput { return toolOutput(r) }
+
+// CheckCall is ActivityCheck: a host tool call checked as in process
+// (engine.CheckToolCall with this worker's Validator); nil: it may go to
+// the host.
+func (a *Activities) CheckCall(ctx context.Context, in CheckInput) (*ToolOutput, error) {
+	call := engine.ContentBlock{Type: engine.BlockToolCall, ID: in.Call.ID, Name: in.Call.Name, Arguments: in.Call.Arguments}
+	if res := engine.CheckToolCall(call, schemaTool{in.Tool}, a.Validator); res != nil {
+		out := toolOutput(*res)
+		return &out, nil
+	}
+	return nil, nil
+}
+
+// schemaTool is a host tool as CheckToolCall sees it: a name and a schema
+// (it never runs here).
+type schemaTool struct{ t HostTool }
+
+func (s schemaTool) Name() string                  { return s.t.Name }
+func (s schemaTool) Description() string           { return s.t.Description }
+func (s schemaTool) Schema() []byte                { return s.t.Parameters }
+func (schemaTool) Concurrency() engine.Concurrency { return engine.Shared }
+func (s schemaTool) Run(context.Context, engine.ToolCall, func(engine.ToolResult)) (engine.ToolResult, error) {
+	return engine.ToolResult{}, errors.New("durable: a host tool runs on the host")
+}
+
 func toolOutput(r engine.ToolResult) ToolOutput {
-	return ToolOutput{Content: r.Content, Details: r.Details, IsError: r.IsError, IsWarning: r.IsWarning}
+	return ToolOutput{Content: r.Content, Details: r.Details, IsError: r.IsError, IsWarning: r.IsWarning, Raw: r.Raw}
 }
 
 // Delta is one pushed frame: the step it belongs to and its
@@ -264,4 +295,5 @@ func (a *Activities) Register(w interface {
 	w.RegisterActivityWithOptions(a.Setup, activity.RegisterOptions{Name: ActivitySetup})
 	w.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: ActivityModel})
 	w.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: ActivityTool})
+	w.RegisterActivityWithOptions(a.CheckCall, activity.RegisterOptions{Name: ActivityCheck})
 }

@@ -31,5 +31,6 @@ func (s *session) continueAsNew(ctx workflow.Context, reason string) error {
 	next.Messages = encodeMessages(s.messages)
 	next.Seq = s.seq
 	next.Stats = s.stats
+	next.HostTools = s.hostTools
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 }

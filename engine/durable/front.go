@@ -38,6 +38,12 @@ type FrontOptions struct {
 	Start   Start // the workflow's input when the session is new
 	// Poll is the longest wait between two reads of the event log.
 	Poll time.Duration
+	// Host tools: the host's frames read by the RPC server's rule
+	// (rpc.HostToolDefs, rpc.HostToolReply; nil: set_host_tools is an
+	// unknown command), and the schemas checked by Validator (nil: not).
+	HostToolDefs  func(line []byte) ([]engine.HostToolDef, error)
+	HostToolReply func(line []byte) (id string, res engine.ToolResult, final, ok bool)
+	Validator     engine.Validator
 }
 
 // RunFront serves the RPC protocol on in and out for the durable session
@@ -321,9 +327,74 @@ func (f *front) handle(ctx context.Context, line []byte) {
 	case "get_session_stats":
 		raw, err := f.query(ctx, QueryStats)
 		f.respond(c, raw, err)
+	case "set_host_tools":
+		if f.o.HostToolDefs == nil {
+			f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
+			return
+		}
+		data, err := f.setHostTools(ctx, line)
+		f.respond(c, data, err)
+	case "host_tool_result", "host_tool_update":
+		if f.hostReply(ctx, line) {
+			return
+		}
+		f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
 	default:
 		f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
 	}
+}
+
+// setHostTools forwards set_host_tools: the schemas checked here, the
+// names by the workflow against the worker's tools (engine.CheckHostTools
+// both).
+func (f *front) setHostTools(ctx context.Context, line []byte) ([]byte, error) {
+	defs, err := f.o.HostToolDefs(line)
+	if err == nil {
+		_, err = engine.CheckHostTools(defs, f.o.Validator, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.o.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: f.id, UpdateName: UpdateSetHostTools,
+		Args: []any{hostTools(defs)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return nil, updateError(err)
+	}
+	var names []string
+	if err := h.Get(ctx, &names); err != nil {
+		return nil, updateError(err)
+	}
+	return engine.MarshalJSON(struct {
+		ToolNames []string `json:"toolNames"`
+	}{names})
+}
+
+// hostReply forwards the host's reply to a host_tool_call as an update;
+// it reports false for a malformed frame (answered as an unknown
+// command, as the RPC server does). A reply no call waits for is ignored
+// by the workflow.
+func (f *front) hostReply(ctx context.Context, line []byte) bool {
+	if f.o.HostToolReply == nil {
+		return false
+	}
+	id, res, final, ok := f.o.HostToolReply(line)
+	if !ok {
+		return false
+	}
+	name := UpdateHostPartial
+	if final {
+		name = UpdateHostResult
+	}
+	if err := f.update(ctx, name, client.WorkflowUpdateStageCompleted, HostReply{ID: id, Result: toolOutput(res)}); err != nil {
+		f.write(errorFrame(err))
+	}
+	return true
+}
+
+// errorFrame is a response with no command: what went wrong forwarding a
+// frame that has none.
+func errorFrame(err error) []byte {
+	return append(engine.AppendJSONString([]byte(`{"type":"response","success":false,"error":`), err.Error()), '}')
 }
 
 func (f *front) poke() {

@@ -16,12 +16,20 @@ const (
 	ActivitySetup = "xcsh.setup"
 	ActivityModel = "xcsh.model"
 	ActivityTool  = "xcsh.tool"
+	// ActivityCheck checks a host tool call's arguments against its schema
+	// with the worker's Validator.
+	ActivityCheck = "xcsh.check"
 
 	UpdatePrompt   = "prompt"
 	UpdateSteer    = "steer"
 	UpdateFollowUp = "follow_up"
 	UpdateAbort    = "abort"
 	UpdateAttach   = "attach"
+	// Host tools: the front forwards the host's set_host_tools and its
+	// replies to a host_tool_call.
+	UpdateSetHostTools = "set_host_tools"
+	UpdateHostResult   = "host_tool_result"
+	UpdateHostPartial  = "host_tool_update"
 
 	QueryEvents   = "events"
 	QueryState    = "get_state"
@@ -49,6 +57,12 @@ type Start struct {
 	// RetryBase is the first auto-retry wait (engine.DefaultRetryBase when
 	// zero).
 	RetryBaseMs int64 `json:",omitempty"`
+	// HostTools are the host's tools (set_host_tools), carried over.
+	HostTools []HostTool `json:",omitempty"`
+	// HostCalls and HostCancels number the host tool requests (host_N,
+	// host_cancel_N) across runs.
+	HostCalls   int `json:",omitempty"`
+	HostCancels int `json:",omitempty"`
 	// HeartbeatMs bounds how long a tool call or a model call may go
 	// without a heartbeat before it counts as lost (DefaultHeartbeat when
 	// zero).
@@ -74,12 +88,51 @@ type ToolInfo struct {
 	Idempotent  bool `json:",omitempty"`
 }
 
+// HostTool is a tool the host registered (engine.HostToolDef in a form
+// that encodes its schema as JSON).
+type HostTool struct {
+	Name, Label, Description string
+	Parameters               json.RawMessage
+	Hidden                   bool `json:",omitempty"`
+}
+
+func hostTools(defs []engine.HostToolDef) []HostTool {
+	out := make([]HostTool, 0, len(defs))
+	for _, d := range defs {
+		out = append(out, HostTool{Name: d.Name, Label: d.Label, Description: d.Description, Parameters: json.RawMessage(d.Parameters), Hidden: d.Hidden})
+	}
+	return out
+}
+
+func hostToolDefs(tools []HostTool) []engine.HostToolDef {
+	out := make([]engine.HostToolDef, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, engine.HostToolDef{Name: t.Name, Label: t.Label, Description: t.Description, Parameters: []byte(t.Parameters), Hidden: t.Hidden})
+	}
+	return out
+}
+
+// CheckInput is a host tool call to check.
+type CheckInput struct {
+	Call ToolInput
+	Tool HostTool
+}
+
+// HostReply is the host's reply to a host_tool_call (UpdateHostResult) or
+// a partial result (UpdateHostPartial), read by the RPC server's rule.
+type HostReply struct {
+	ID     string
+	Result ToolOutput
+}
+
 // ModelInput is one model call: what the request holds, the step that
 // names it (the key of its deltas), and where to push them.
 type ModelInput struct {
 	Step      string
 	Messages  []json.RawMessage
 	Endpoints []string `json:",omitempty"`
+	// HostTools are the host's tools offered with the worker's.
+	HostTools []HostTool `json:",omitempty"`
 	// Timestamp is the message's timestamp (workflow time).
 	Timestamp int64
 }
@@ -119,10 +172,13 @@ type ToolOutput struct {
 	Details   json.RawMessage `json:",omitempty"`
 	IsError   bool            `json:",omitempty"`
 	IsWarning bool            `json:",omitempty"`
+	// Raw is a host tool's result object as the host sent it
+	// (engine.ToolResult.Raw).
+	Raw json.RawMessage `json:",omitempty"`
 }
 
 func (o ToolOutput) result() engine.ToolResult {
-	return engine.ToolResult{Content: o.Content, Details: o.Details, IsError: o.IsError, IsWarning: o.IsWarning}
+	return engine.ToolResult{Content: o.Content, Details: o.Details, IsError: o.IsError, IsWarning: o.IsWarning, Raw: o.Raw}
 }
 
 // Frame is one numbered event of the session, its RPC encoding.

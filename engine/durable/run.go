@@ -142,7 +142,7 @@ func (s *session) callModel(ctx workflow.Context) (*engine.AssistantMessage, Mod
 		err = ctx.Err()
 	} else {
 		err = workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Step: s.stepKey(ctx), Messages: encodeMessages(s.messages),
-			Endpoints: s.endpoints, Timestamp: ts}).Get(ctx, &out)
+			Endpoints: s.endpoints, HostTools: s.offeredHostTools(), Timestamp: ts}).Get(ctx, &out)
 	}
 	var msg *engine.AssistantMessage
 	if err == nil {
@@ -226,6 +226,9 @@ func (s *session) runTools(ctx workflow.Context, msg *engine.AssistantMessage, c
 func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut string) engine.ToolResult {
 	if cut != "" {
 		return errorResult(cut)
+	}
+	if t, ok := s.hostTool(call.Name); ok {
+		return s.runHostTool(ctx, call, t)
 	}
 	info, ok := s.tool(call.Name)
 	if !ok {

@@ -44,13 +44,18 @@ type session struct {
 	aborted   bool
 	endpoints []string
 	stats     Stats
+	// hostTools are the host's (set_host_tools); hostWaiting the calls
+	// waiting for the host's reply.
+	hostTools   []HostTool
+	hostWaiting []*hostCall
+	ready       bool // the set-up is known
 	retry     int // the attempt of the retry in progress (0: none)
 	steps     int // model calls made, for step keys
 }
 
 // Session is the workflow of one session (WorkflowName).
 func Session(ctx workflow.Context, in Start) error {
-	s := &session{in: in, seq: in.Seq, stats: in.Stats}
+	s := &session{in: in, seq: in.Seq, stats: in.Stats, hostTools: in.HostTools}
 	msgs, err := decodeMessages(in.Messages)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError("bad carried messages", "xcsh.decode", err)
@@ -70,6 +75,7 @@ func Session(ctx workflow.Context, in Start) error {
 			return err
 		}
 	}
+	s.ready = true
 	for {
 		if err := workflow.Await(ctx, func() bool { return len(s.prompts) > 0 }); err != nil {
 			return err
@@ -144,6 +150,9 @@ func (s *session) register(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.registerHostTools(ctx); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
 		return err
 	}
@@ -199,6 +208,9 @@ func (s *session) state() (engine.State, error) {
 		TodoPhases: []engine.TodoPhase{}, SystemPrompt: s.setup.SystemPrompt, DumpTools: []engine.ToolDump{}}
 	for _, t := range s.setup.Tools {
 		st.DumpTools = append(st.DumpTools, engine.ToolDump{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+	}
+	for _, t := range s.offeredHostTools() {
+		st.DumpTools = append(st.DumpTools, engine.ToolDump{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	return st, nil
 }

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -357,5 +358,71 @@ func TestLostAfterEffect(t *testing.T) {
 				t.Fatalf("notes.txt %q after %s", b, tc.tool)
 			}
 		})
+	}
+}
+
+// Host tools: registered by an update (checked by the engine's rule), a
+// call is a host_tool_call in the log and the workflow waits for the
+// host's reply, an update; partial results become tool_execution_update.
+// An abort withdraws a call (host_tool_cancel) and a late reply is
+// ignored.
+func TestHostToolUpdates(t *testing.T) {
+	dir := t.TempDir()
+	acts := testActivities(t, dir)
+	echo := HostTool{Name: "echo_host", Description: "Echo a value", Parameters: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)}
+	set := func(tools []HostTool, wantErr string) func(*testsuite.TestWorkflowEnvironment) {
+		return func(env *testsuite.TestWorkflowEnvironment) {
+			env.UpdateWorkflow(UpdateSetHostTools, "", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { t.Errorf("set_host_tools refused: %v", err) },
+				OnComplete: func(v any, err error) {
+					if (err == nil) != (wantErr == "") || (err != nil && !strings.Contains(err.Error(), wantErr)) {
+						t.Errorf("set_host_tools: %v, want %q", err, wantErr)
+					}
+				}}, tools)
+		}
+	}
+	reply := func(name, id, text string) func(*testsuite.TestWorkflowEnvironment) {
+		return func(env *testsuite.TestWorkflowEnvironment) {
+			env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { t.Errorf("%s refused: %v", name, err) },
+				OnComplete: func(any, error) {}},
+				HostReply{ID: id, Result: ToolOutput{Content: []engine.ContentBlock{engine.TextBlock(text)}, Raw: json.RawMessage(`{"content":[{"type":"text","text":"` + text + `"}],"extra":true}`)}})
+		}
+	}
+	_, frames := runWorkflow(t, acts,
+		step{0, set([]HostTool{{Name: "read", Description: "mine", Parameters: json.RawMessage(`{}`)}}, `host tool "read" conflicts with an existing tool`)},
+		step{0, set([]HostTool{echo}, "")},
+		step{time.Second, prompt(t, `demo:tool echo_host {"message":"hi"}`, "")},
+		// a call that fails its schema never reaches the host
+		step{time.Hour, reply(UpdateHostPartial, "host_1", "working")},
+		step{2 * time.Hour, reply(UpdateHostResult, "host_1", "hi, from the host")},
+		step{3 * time.Hour, prompt(t, `demo:tool echo_host {"message":7}`, "")},
+		step{4 * time.Hour, prompt(t, `demo:tool echo_host {"message":"slow"}`, "")},
+		step{5 * time.Hour, func(env *testsuite.TestWorkflowEnvironment) {
+			env.UpdateWorkflow(UpdateAbort, "", &testsuite.TestUpdateCallback{OnAccept: func() {}, OnReject: func(error) {}, OnComplete: func(any, error) {}})
+		}},
+		step{6 * time.Hour, reply(UpdateHostResult, "host_2", "too late")})
+	want := []string{"host_tool_call host_1 call_demo_1", "tool_execution_update working", "tool_execution_end false {\"content\":[{\"type\":\"text\",\"text\":\"hi, from the host\"}],\"extra\":true}",
+		"tool_execution_end true Validation failed for tool \"echo_host\":", "host_tool_call host_2 call_demo_5", "host_tool_cancel host_2", "tool_execution_end true Host tool \"echo_host\" was aborted"}
+	var got []string
+	for _, f := range frames {
+		g := gjson.Parse(f)
+		switch g.Get("type").String() {
+		case "host_tool_call":
+			got = append(got, "host_tool_call "+g.Get("id").String()+" "+g.Get("toolCallId").String())
+		case "tool_execution_update":
+			got = append(got, "tool_execution_update "+g.Get("partialResult.content.0.text").String())
+		case "host_tool_cancel":
+			got = append(got, "host_tool_cancel "+g.Get("targetId").String())
+		case "tool_execution_end":
+			res := g.Get("result").Raw
+			if g.Get("isError").Bool() {
+				res = strings.SplitN(g.Get("result.content.0.text").String(), "\n", 2)[0]
+			}
+			got = append(got, "tool_execution_end "+g.Get("isError").Raw+" "+res)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("host tool events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
