@@ -48,6 +48,9 @@ func TestMain(m *testing.M) {
 		// The Go example of docs/examples/extensions, as its main builds it.
 		"xcsh-ext-wordcount": func() { os.Exit(extkit.Run(wordcount.Extension())) },
 		"acp-client":         acptest.Main,
+		// xcsh whose worker dies right after a tool ran
+		// (temporal_script_test.go).
+		"xcsh-crash-after-tool": crashAfterToolMain,
 		// Stacks Landlock layers, then execs a program (sandbox scenarios).
 		"landlock-layers": landlockLayersMain,
 	})
@@ -136,6 +139,8 @@ func TestScripts(t *testing.T) {
 	p.Cmds["acp-example-client"] = acpExampleClientCmd
 	p.Cmds["docexamples"] = docExamplesCmd
 	p.Cmds["temporal-server"] = temporalServerCmd(root) // temporal_script_test.go
+	p.Cmds["event-stream"] = eventStreamCmd
+	p.Cmds["front-cursor"] = frontCursorCmd
 	testscript.Run(t, p)
 }
 

@@ -20,6 +20,8 @@ import (
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/durable"
+	"github.com/xcsh-go/xcsh/engine/tools/schema"
+	"github.com/xcsh-go/xcsh/rpc"
 )
 
 // The durable sessions of docs/durable.md: this file is in the binary
@@ -134,7 +136,8 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 	}
 	defer c.Close()
 	acts := &durable.Activities{Provider: cfg.Provider, Model: *cfg.Model, SystemPrompt: cfg.SystemPrompt,
-		Thinking: cfg.ThinkingLevel, Tools: cfg.Tools, Validator: cfg.Validator, Compaction: cfg.Compaction, Clock: clock}
+		Thinking: cfg.ThinkingLevel, Tools: cfg.Tools, Validator: cfg.Validator, Compaction: cfg.Compaction, Clock: clock,
+		AfterTool: afterToolRun}
 	if cfg.ThinkingLevel != "" && !cfg.Model.Reasoning {
 		acts.Thinking = engine.ThinkingOff
 	}
@@ -180,7 +183,8 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 	err = durable.RunFront(ctx, durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Session: o.session,
-		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, Start: o.temporal.start()}, stdin, stdout)
+		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, Start: o.temporal.start(),
+		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, Validator: schema.New()}, stdin, stdout)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
 	}

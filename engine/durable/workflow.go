@@ -49,8 +49,8 @@ type session struct {
 	hostTools   []HostTool
 	hostWaiting []*hostCall
 	ready       bool // the set-up is known
-	retry     int // the attempt of the retry in progress (0: none)
-	steps     int // model calls made, for step keys
+	retry       int  // the attempt of the retry in progress (0: none)
+	steps       int  // model calls made, for step keys
 }
 
 // Session is the workflow of one session (WorkflowName).
