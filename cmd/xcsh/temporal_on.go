@@ -60,7 +60,7 @@ func temporalClient(t *temporalFlags, stderr io.Writer) (client.Client, error) {
 	if addr == "" {
 		addr = "127.0.0.1:7233"
 	}
-	opts := client.Options{HostPort: addr, Namespace: t.namespace,
+	opts := client.Options{HostPort: addr, Namespace: t.namespace, DataConverter: durable.DataConverter(),
 		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
 	key := t.apiKey
 	if key == "" {

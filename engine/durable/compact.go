@@ -32,5 +32,6 @@ func (s *session) continueAsNew(ctx workflow.Context, reason string) error {
 	next.Seq = s.seq
 	next.Stats = s.stats
 	next.HostTools = s.hostTools
+	next.InterruptMode = s.interruptMode
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 }

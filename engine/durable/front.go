@@ -219,6 +219,7 @@ type command struct {
 	Type              string          `json:"type"`
 	Message           string          `json:"message"`
 	StreamingBehavior string          `json:"streamingBehavior"`
+	Mode              string          `json:"mode"`
 }
 
 func (f *front) read(ctx context.Context, in io.Reader) error {
@@ -265,10 +266,10 @@ func (f *front) update(ctx context.Context, name string, stage client.WorkflowUp
 	if err != nil {
 		return updateError(err)
 	}
-	if stage == client.WorkflowUpdateStageCompleted {
-		return updateError(h.Get(ctx, nil))
-	}
-	return nil
+	// A refusal by the validator is the update's outcome, not an error of
+	// the call: it is read from the handle. (Every update is waited for
+	// to its end; those of prompt, steer and follow_up end at once.)
+	return updateError(h.Get(ctx, nil))
 }
 
 // updateError is a refusal's own text (the workflow's validator speaks
@@ -280,16 +281,21 @@ func updateError(err error) error {
 	return errors.New(rootMessage(err))
 }
 
+// query answers a query as JSON: the workflow's answer is the JSON's
+// bytes (get_state, get_messages) or a value that has no text (stats).
 func (f *front) query(ctx context.Context, name string) ([]byte, error) {
 	v, err := f.o.Client.QueryWorkflow(ctx, f.id, "", name)
 	if err != nil {
 		return nil, err
 	}
-	var raw json.RawMessage
-	if err := v.Get(&raw); err != nil {
-		return nil, err
+	if name == QueryStats {
+		var raw json.RawMessage
+		err = v.Get(&raw)
+		return raw, err
 	}
-	return raw, nil
+	var b []byte
+	err = v.Get(&b)
+	return b, err
 }
 
 func (f *front) handle(ctx context.Context, line []byte) {
@@ -300,7 +306,7 @@ func (f *front) handle(ctx context.Context, line []byte) {
 	}
 	switch c.Type {
 	case "prompt":
-		err := f.update(ctx, UpdatePrompt, client.WorkflowUpdateStageAccepted, PromptInput{Message: c.Message, StreamingBehavior: c.StreamingBehavior})
+		err := f.update(ctx, UpdatePrompt, client.WorkflowUpdateStageCompleted, PromptInput{Message: c.Message, StreamingBehavior: c.StreamingBehavior})
 		f.respond(c, nil, err)
 		f.poke()
 	case "steer", "follow_up":
@@ -308,13 +314,15 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		if c.Type == "follow_up" {
 			name = UpdateFollowUp
 		}
-		f.respond(c, nil, f.update(ctx, name, client.WorkflowUpdateStageAccepted, PromptInput{Message: c.Message}))
+		f.respond(c, nil, f.update(ctx, name, client.WorkflowUpdateStageCompleted, PromptInput{Message: c.Message}))
 	case "abort":
 		err := f.update(ctx, UpdateAbort, client.WorkflowUpdateStageCompleted)
 		if err == nil {
 			_, err = f.catchUp(ctx) // the aborted run's closing events come first
 		}
 		f.respond(c, nil, err)
+	case "set_interrupt_mode":
+		f.respond(c, nil, f.update(ctx, UpdateInterruptMode, client.WorkflowUpdateStageCompleted, c.Mode))
 	case "get_state":
 		raw, err := f.query(ctx, QueryState)
 		f.respond(c, raw, err)

@@ -25,6 +25,8 @@ const (
 	UpdateFollowUp = "follow_up"
 	UpdateAbort    = "abort"
 	UpdateAttach   = "attach"
+	// UpdateInterruptMode is set_interrupt_mode.
+	UpdateInterruptMode = "set_interrupt_mode"
 	// Host tools: the front forwards the host's set_host_tools and its
 	// replies to a host_tool_call.
 	UpdateSetHostTools = "set_host_tools"
@@ -57,6 +59,8 @@ type Start struct {
 	// RetryBase is the first auto-retry wait (engine.DefaultRetryBase when
 	// zero).
 	RetryBaseMs int64 `json:",omitempty"`
+	// InterruptMode is set_interrupt_mode's, carried over ("": wait).
+	InterruptMode string `json:",omitempty"`
 	// HostTools are the host's tools (set_host_tools), carried over.
 	HostTools []HostTool `json:",omitempty"`
 	// HostCalls and HostCancels number the host tool requests (host_N,
@@ -183,8 +187,10 @@ func (o ToolOutput) result() engine.ToolResult {
 
 // Frame is one numbered event of the session, its RPC encoding.
 type Frame struct {
-	Seq  int64
-	Data json.RawMessage
+	Seq int64
+	// Data is bytes, not raw JSON: the data converter would escape <, >
+	// and & in raw JSON, which RPC's frames never do.
+	Data []byte
 }
 
 // EventsResult answers the events query: the frames after the cursor, and

@@ -196,8 +196,8 @@ func (s *session) placeholders(ctx workflow.Context, msg *engine.AssistantMessag
 }
 
 // runTools runs a reply's calls one after another, each its own
-// activity; a steering message that arrives meanwhile skips the rest
-// (interrupt mode immediate), as in process.
+// activity; in interrupt mode immediate a steering message that arrives
+// meanwhile skips the rest, as in process.
 func (s *session) runTools(ctx workflow.Context, msg *engine.AssistantMessage, cut map[string]string, news *[]engine.Message) ([]*engine.ToolResultMessage, []engine.Message) {
 	var results []*engine.ToolResultMessage
 	var steer []engine.Message
@@ -214,7 +214,7 @@ func (s *session) runTools(ctx workflow.Context, msg *engine.AssistantMessage, c
 		s.announce(tr)
 		*news = append(*news, tr)
 		results = append(results, tr)
-		if steer == nil && len(s.steering) > 0 {
+		if steer == nil && s.interruptMode == engine.ModeImmediate && len(s.steering) > 0 {
 			steer = s.take(&s.steering)
 		}
 	}

@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -49,13 +48,20 @@ type session struct {
 	hostTools   []HostTool
 	hostWaiting []*hostCall
 	ready       bool // the set-up is known
-	retry       int  // the attempt of the retry in progress (0: none)
-	steps       int  // model calls made, for step keys
+	// interruptMode is RPC's (set_interrupt_mode): "wait" (the default)
+	// delivers a steering message after the turn's tools; "immediate"
+	// skips the calls left once one has ended.
+	interruptMode string
+	retry         int // the attempt of the retry in progress (0: none)
+	steps         int // model calls made, for step keys
 }
 
 // Session is the workflow of one session (WorkflowName).
 func Session(ctx workflow.Context, in Start) error {
-	s := &session{in: in, seq: in.Seq, stats: in.Stats, hostTools: in.HostTools}
+	s := &session{in: in, seq: in.Seq, stats: in.Stats, hostTools: in.HostTools, interruptMode: in.InterruptMode}
+	if s.interruptMode == "" {
+		s.interruptMode = engine.ModeWait
+	}
 	msgs, err := decodeMessages(in.Messages)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError("bad carried messages", "xcsh.decode", err)
@@ -150,17 +156,40 @@ func (s *session) register(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateInterruptMode, func(ctx workflow.Context, mode string) error {
+		s.interruptMode = mode
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, mode string) error {
+		if mode != engine.ModeWait && mode != engine.ModeImmediate {
+			return fmt.Errorf("Invalid mode %q for set_interrupt_mode", mode)
+		}
+		return nil
+	}}); err != nil {
+		return err
+	}
 	if err := s.registerHostTools(ctx); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryState, s.state); err != nil {
+	// State and messages are answered as the bytes the engine's encoders
+	// write (the data converter would escape <, > and & in raw JSON).
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() ([]byte, error) {
+		st, _ := s.state()
+		return engine.MarshalJSON(st)
+	}); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryMessages, func() ([]json.RawMessage, error) {
-		return encodeMessages(s.messages), nil
+	if err := workflow.SetQueryHandler(ctx, QueryMessages, func() ([]byte, error) {
+		b := []byte{'['}
+		for i, m := range encodeMessages(s.messages) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, m...)
+		}
+		return append(b, ']'), nil
 	}); err != nil {
 		return err
 	}
@@ -202,7 +231,7 @@ func (s *session) events(after int64) (EventsResult, error) {
 func (s *session) state() (engine.State, error) {
 	m := s.setup.Model
 	st := engine.State{Model: &m, ThinkingLevel: s.setup.Thinking, IsStreaming: s.busy,
-		SteeringMode: engine.ModeOneAtATime, FollowUpMode: engine.ModeOneAtATime, InterruptMode: engine.ModeImmediate,
+		SteeringMode: engine.ModeOneAtATime, FollowUpMode: engine.ModeOneAtATime, InterruptMode: s.interruptMode,
 		SessionID: s.in.SessionID, AutoCompactionEnabled: true, MessageCount: len(s.messages),
 		QueuedMessageCount: len(s.steering) + len(s.followUps), PendingMessageCount: len(s.steering) + len(s.followUps),
 		TodoPhases: []engine.TodoPhase{}, SystemPrompt: s.setup.SystemPrompt, DumpTools: []engine.ToolDump{}}
