@@ -27,7 +27,9 @@ func DataConverter() converter.DataConverter {
 }
 
 // plainJSON is the JSON payload converter with HTML escaping off.
-type plainJSON struct{ *converter.JSONPayloadConverter }
+type plainJSON struct {
+	*converter.JSONPayloadConverter
+}
 
 // ToPayload implements converter.PayloadConverter.
 func (c plainJSON) ToPayload(value any) (*commonpb.Payload, error) {

@@ -281,17 +281,12 @@ func updateError(err error) error {
 	return errors.New(rootMessage(err))
 }
 
-// query answers a query as JSON: the workflow's answer is the JSON's
-// bytes (get_state, get_messages) or a value that has no text (stats).
+// query answers a query as JSON: the workflow answers with the bytes the
+// engine's encoders wrote.
 func (f *front) query(ctx context.Context, name string) ([]byte, error) {
 	v, err := f.o.Client.QueryWorkflow(ctx, f.id, "", name)
 	if err != nil {
 		return nil, err
-	}
-	if name == QueryStats {
-		var raw json.RawMessage
-		err = v.Get(&raw)
-		return raw, err
 	}
 	var b []byte
 	err = v.Get(&b)

@@ -193,7 +193,13 @@ func (s *session) register(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, QueryStats, func() (Stats, error) { return s.stats, nil })
+	// get_session_stats is the engine's, over the context (after a
+	// continue-as-new: the summary and the kept messages, as in process).
+	return workflow.SetQueryHandler(ctx, QueryStats, func() ([]byte, error) {
+		st := engine.StatsOf(s.messages, s.setup.Model.ContextWindow)
+		st.SessionID = s.in.SessionID
+		return engine.MarshalJSON(st)
+	})
 }
 
 func (s *session) userMessage(ctx workflow.Context, text string) engine.Message {

@@ -130,8 +130,12 @@ func TestPromptToolLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st Stats
-	if err := v.Get(&st); err != nil {
+	var raw []byte
+	if err := v.Get(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var st engine.SessionStats
+	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatal(err)
 	}
 	if st.UserMessages != 1 || st.AssistantMessages != 2 || st.ToolCalls != 1 || st.ToolResults != 1 {
