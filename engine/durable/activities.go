@@ -200,6 +200,29 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 // reply with it).
 func ToolOutputOf(r engine.ToolResult) ToolOutput { return toolOutput(r) }
 
+// Compact is ActivityCompact: the engine's automatic compaction of the
+// context (engine.CompactContext), its summary calls made with this
+// worker's provider and model, heartbeating while they run.
+func (a *Activities) Compact(ctx context.Context, in CompactInput) (CompactOutput, error) {
+	msgs, err := decodeMessages(in.Messages)
+	if err != nil {
+		return CompactOutput{}, err
+	}
+	stop := heartbeat(ctx, heartbeatPeriod(ctx))
+	defer stop()
+	res, out, err := engine.CompactContext(ctx, engine.ContextCompaction{Provider: a.Provider, Model: a.Model,
+		Settings: a.Compaction, Clock: a.clock(), RetryBase: msToDuration(in.RetryBaseMs)}, msgs, in.Reason)
+	if ctx.Err() != nil {
+		return CompactOutput{}, ctx.Err()
+	}
+	end := engine.AutoCompactionOutcome(in.Reason, false, res, err, false)
+	o := CompactOutput{End: end.AppendJSON(nil)}
+	if end.Result != nil {
+		o.Messages = encodeMessages(out)
+	}
+	return o, nil
+}
+
 // CheckCall is ActivityCheck: a host tool call checked as in process
 // (engine.CheckToolCall with this worker's Validator); nil: it may go to
 // the host.
@@ -296,4 +319,5 @@ func (a *Activities) Register(w interface {
 	w.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: ActivityModel})
 	w.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: ActivityTool})
 	w.RegisterActivityWithOptions(a.CheckCall, activity.RegisterOptions{Name: ActivityCheck})
+	w.RegisterActivityWithOptions(a.Compact, activity.RegisterOptions{Name: ActivityCompact})
 }

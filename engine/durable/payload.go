@@ -16,6 +16,8 @@ const (
 	ActivitySetup = "xcsh.setup"
 	ActivityModel = "xcsh.model"
 	ActivityTool  = "xcsh.tool"
+	// ActivityCompact is an automatic compaction's summary.
+	ActivityCompact = "xcsh.compact"
 	// ActivityCheck checks a host tool call's arguments against its schema
 	// with the worker's Validator.
 	ActivityCheck = "xcsh.check"
@@ -59,6 +61,10 @@ type Start struct {
 	// RetryBase is the first auto-retry wait (engine.DefaultRetryBase when
 	// zero).
 	RetryBaseMs int64 `json:",omitempty"`
+	// Continue starts this run with the developer message that resumes
+	// the work after a compaction the threshold started
+	// (engine.ContinueMessage), as in process.
+	Continue bool `json:",omitempty"`
 	// InterruptMode is set_interrupt_mode's, carried over ("": wait).
 	InterruptMode string `json:",omitempty"`
 	// HostTools are the host's tools (set_host_tools), carried over.
@@ -114,6 +120,21 @@ func hostToolDefs(tools []HostTool) []engine.HostToolDef {
 		out = append(out, engine.HostToolDef{Name: t.Name, Label: t.Label, Description: t.Description, Parameters: []byte(t.Parameters), Hidden: t.Hidden})
 	}
 	return out
+}
+
+// CompactInput is an automatic compaction: the context and why.
+type CompactInput struct {
+	Messages    []json.RawMessage
+	Reason      string
+	RetryBaseMs int64 `json:",omitempty"`
+}
+
+// CompactOutput is its outcome: the auto_compaction_end frame the engine
+// made of it, and the context that follows (the summary and the kept
+// messages; none when it did not succeed).
+type CompactOutput struct {
+	End      []byte
+	Messages []json.RawMessage `json:",omitempty"`
 }
 
 // CheckInput is a host tool call to check.

@@ -82,6 +82,10 @@ func Session(ctx workflow.Context, in Start) error {
 		}
 	}
 	s.ready = true
+	if in.Continue {
+		s.prompts = append(s.prompts, &engine.DeveloperMessage{Content: []engine.ContentBlock{engine.TextBlock(engine.ContinueMessage)},
+			Attribution: "agent", Timestamp: workflow.Now(ctx).UnixMilli()})
+	}
 	for {
 		if err := workflow.Await(ctx, func() bool { return len(s.prompts) > 0 }); err != nil {
 			return err
@@ -91,9 +95,15 @@ func Session(ctx workflow.Context, in Start) error {
 		last := s.run(ctx, prompt)
 		// A long session continues as new at compaction: the decision is
 		// the engine's (CompactionDue), the context carried over is the
-		// summary and the kept messages.
+		// summary and the kept messages. (Not while prompts wait: they
+		// would have to be carried too.)
 		if reason := s.compactionDue(ctx, last); reason != "" && len(s.prompts) == 0 {
-			return s.continueAsNew(ctx, reason)
+			if reason == "history" {
+				return s.continueAsNew(ctx, false)
+			}
+			if s.compact(ctx, reason) && len(s.prompts) == 0 {
+				return s.continueAsNew(ctx, !s.setup.Compaction.NoAutoContinue)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/tools"
@@ -428,5 +430,89 @@ func TestHostToolUpdates(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("host tool events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A reply that shows the context over the threshold: the workflow
+// compacts as in process (auto_compaction_start, the summary activity,
+// auto_compaction_end with the engine's result) and continues as new
+// with the summary and the kept messages, the event numbering and the
+// developer message that resumes the work.
+func TestContinueAsNewAtCompaction(t *testing.T) {
+	acts := testActivities(t, t.TempDir())
+	acts.Model.ContextWindow = 400 // threshold 200 tokens; the demo counts 4 characters a token
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	acts.Register(env)
+	long := strings.Repeat("the parser walks the token list once. ", 25)
+	env.RegisterDelayedCallback(func() { prompt(t, "first, short", "")(env) }, 0)
+	env.RegisterDelayedCallback(func() { prompt(t, long, "")(env) }, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, Start{SessionID: "s1", HeartbeatMs: 3000})
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+		t.Fatalf("the workflow ended with %v, want a continue-as-new", err)
+	}
+	var next Start
+	if err := DataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := decodeMessages(next.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) < 2 || msgs[0].Role() != "compactionSummary" || !next.Continue {
+		t.Fatalf("carried %d messages, first %s, continue %v", len(msgs), msgs[0].Role(), next.Continue)
+	}
+	if next.Setup == nil || next.Seq == 0 {
+		t.Fatalf("carried setup %v, seq %d", next.Setup, next.Seq)
+	}
+	v, err := env.QueryWorkflow(QueryEvents, int64(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res EventsResult
+	if err := v.Get(&res); err != nil {
+		t.Fatal(err)
+	}
+	var first []string
+	for _, f := range res.Frames {
+		first = append(first, string(f.Data))
+	}
+	if got := types(first); !strings.HasSuffix(got, "agent_end auto_compaction_start auto_compaction_end") || res.Last != next.Seq {
+		t.Fatalf("events %s (last %d, carried %d)", got, res.Last, next.Seq)
+	}
+	start, end := find(first, "auto_compaction_start")[0], find(first, "auto_compaction_end")[0]
+	if start.Get("reason").String() != "threshold" || end.Get("result.summary").String() == "" || end.Get("result.summary").String() != msgs[0].(*engine.CompactionSummaryMessage).Summary {
+		t.Fatalf("compaction %s %s", start.Raw, end.Raw)
+	}
+
+	// The next run: its events go on from the carried seq, and it starts
+	// with the developer message.
+	env2 := suite.NewTestWorkflowEnvironment()
+	acts.Register(env2)
+	var frames []Frame
+	env2.RegisterDelayedCallback(func() {
+		v, err := env2.QueryWorkflow(QueryEvents, int64(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res EventsResult
+		if err := v.Get(&res); err != nil {
+			t.Fatal(err)
+		}
+		frames = res.Frames
+		env2.CancelWorkflow()
+	}, time.Hour)
+	env2.ExecuteWorkflow(WorkflowName, next)
+	if len(frames) == 0 || frames[0].Seq != next.Seq+1 {
+		t.Fatalf("the next run's first event %v, want seq %d", frames, next.Seq+1)
+	}
+	var texts []string
+	for _, f := range frames {
+		texts = append(texts, string(f.Data))
+	}
+	dev := find(texts, "message_end")
+	if len(dev) == 0 || dev[0].Get("message.role").String() != "developer" || dev[0].Get("message.content.0.text").String() != engine.ContinueMessage {
+		t.Fatalf("the next run starts with %v", dev)
 	}
 }
