@@ -43,6 +43,9 @@ bench:
 	# The agent server (issue 28; its IdleMemory1000Sessions and Stream5000Deltas run above): an
 	# attach replaying 10,000 events (<= 50 ms).
 	$(GO) test -run '^$$' -bench 'ServeAttachReplay' -benchtime 20x ./cmd/xcsh/
+	# Durable sessions (issue 31): a step (model or tool call) on the local dev server of
+	# ../shared/temporal against the same in process (docs/durable.md; skipped without the server).
+	$(GO) test -run '^$$' -bench 'StepDevServer|StepInProcess' -benchtime 20x ./engine/durable/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s
