@@ -130,6 +130,12 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 	if cfg.Model == nil {
 		return &exitError{2, "Error: the worker needs a model: --provider or --model"}
 	}
+	// A confirmation is a dialog with the host, which a durable session
+	// cannot hold yet (docs/durable.md, "Not yet"): refusing to start beats
+	// running the commands the policy says must be asked about.
+	if cfg.Gate != nil {
+		return &exitError{2, "Error: the worker cannot ask for confirmations yet (--confirm-bash, --confirm-writes-outside-cwd): dialogs are not in durable sessions (docs/durable.md)"}
+	}
 	c, err := temporalClient(&o.temporal, stderr)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
