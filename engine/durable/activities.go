@@ -177,7 +177,7 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	res, err := tool.Run(ctx, engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args}, func(engine.ToolResult) {})
+	res, err := tool.Run(ctx, engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args, UI: noDialogs{}}, func(engine.ToolResult) {})
 	if a.AfterTool != nil {
 		a.AfterTool(in.Name)
 	}
@@ -221,6 +221,18 @@ func (a *Activities) Compact(ctx context.Context, in CompactInput) (CompactOutpu
 		o.Messages = encodeMessages(out)
 	}
 	return o, nil
+}
+
+// ErrNoDialogs answers a tool's question to the user (the ask tool): a
+// dialog would have to wait for the host inside the activity, which
+// durable sessions do not do yet (docs/durable.md, "Not yet").
+var ErrNoDialogs = errors.New("dialogs with the user are not available in a durable session yet")
+
+// noDialogs is a tool call's UI on a worker.
+type noDialogs struct{}
+
+func (noDialogs) Dialog(context.Context, engine.DialogRequest) (engine.DialogReply, error) {
+	return engine.DialogReply{}, ErrNoDialogs
 }
 
 // CheckCall is ActivityCheck: a host tool call checked as in process
