@@ -83,5 +83,7 @@ func (s *session) continueAsNew(ctx workflow.Context, cont bool) error {
 	next.HostTools = s.hostTools
 	next.InterruptMode = s.interruptMode
 	next.Continue = cont
+	// A front whose cursor is in this run reads the rest of it here.
+	next.PrevRunID = workflow.GetInfo(ctx).WorkflowExecution.RunID
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 }

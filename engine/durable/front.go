@@ -111,13 +111,35 @@ func (f *front) write(b []byte) {
 	f.out.Write(append(b, '\n'))
 }
 
+// events reads the log after the cursor. Where the session continued as
+// new since, the earlier runs' events the cursor has not reached are read
+// from those runs first (closed runs answer queries too), so a front
+// loses none of them at a continue-as-new.
 func (f *front) events(ctx context.Context) (EventsResult, error) {
+	return f.runEvents(ctx, "", f.cursorNow())
+}
+
+func (f *front) runEvents(ctx context.Context, runID string, after int64) (EventsResult, error) {
 	var res EventsResult
-	v, err := f.o.Client.QueryWorkflow(ctx, f.id, "", QueryEvents, f.cursorNow())
+	v, err := f.o.Client.QueryWorkflow(ctx, f.id, runID, QueryEvents, after)
 	if err == nil {
 		err = v.Get(&res)
 	}
-	return res, err
+	if err != nil || after >= res.Base || res.PrevRunID == "" {
+		return res, err
+	}
+	older, err := f.runEvents(ctx, res.PrevRunID, after)
+	if err != nil {
+		return res, err
+	}
+	var frames []Frame
+	for _, fr := range older.Frames {
+		if fr.Seq <= res.Base {
+			frames = append(frames, fr)
+		}
+	}
+	res.Frames = append(frames, res.Frames...)
+	return res, nil
 }
 
 func (f *front) cursorNow() int64 {

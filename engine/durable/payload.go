@@ -54,6 +54,9 @@ type Start struct {
 	Messages []json.RawMessage `json:",omitempty"`
 	// Seq is the number of the last event emitted before this run.
 	Seq int64 `json:",omitempty"`
+	// PrevRunID is the run this one continued (its events up to Seq are
+	// in its log).
+	PrevRunID string `json:",omitempty"`
 	// Setup is the worker's configuration as the first run read it.
 	Setup *Setup `json:",omitempty"`
 	// Stats carries the session's totals.
@@ -223,6 +226,10 @@ type EventsResult struct {
 	First  int64 // the first event the log still keeps
 	Lost   bool  `json:",omitempty"`
 	Busy   bool  `json:",omitempty"`
+	// Base is the last event of the earlier runs, which the run PrevRunID
+	// answers for (a front whose cursor is before Base asks it first).
+	Base      int64  `json:",omitempty"`
+	PrevRunID string `json:",omitempty"`
 }
 
 // PromptInput is the prompt, steer and follow_up updates' argument.

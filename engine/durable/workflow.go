@@ -228,11 +228,13 @@ func (s *session) emit(ev engine.Event) {
 
 // events answers the events query.
 func (s *session) events(after int64) (EventsResult, error) {
-	res := EventsResult{Last: s.seq, First: s.seq + 1, Busy: s.busy || len(s.prompts) > 0}
+	res := EventsResult{Last: s.seq, First: s.seq + 1, Busy: s.busy || len(s.prompts) > 0, Base: s.in.Seq, PrevRunID: s.in.PrevRunID}
 	if len(s.log) > 0 {
 		res.First = s.log[0].Seq
 	}
-	if after < res.First-1 {
+	// Events up to Base are the earlier runs' (the front reads them there);
+	// a cursor before what this run's log still keeps of its own is lost.
+	if after < res.First-1 && res.First-1 > res.Base {
 		res.Lost = true
 	}
 	for _, f := range s.log {
