@@ -53,6 +53,9 @@ bench:
 	# Amazon Bedrock's helper process (issue 27): what the first Bedrock call of a session pays to
 	# start xcsh-bedrock, against a call on the running helper.
 	$(GO) test -run '^$$' -bench 'BedrockHelper' -benchtime 20x ./cmd/xcsh/
+	# Durable sessions (issue 31): a step (model or tool call) on the local dev server of
+	# ../shared/temporal against the same in process (docs/durable.md; skipped without the server).
+	$(GO) test -run '^$$' -bench 'StepDevServer|StepInProcess' -benchtime 20x ./engine/durable/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

@@ -178,11 +178,12 @@ func (s *Session) newCompactionJob(reason, custom string) *compactionJob {
 		}
 	}
 	return &compactionJob{
-		summaryJob: summaryJob{s: s, model: m, level: level, reserve: reserve, custom: custom},
-		branch:     s.rec.branch(s.rec.leaf),
-		keep:       keep,
-		reason:     reason,
-		hooks:      s.compact.hooks,
+		summaryJob: summaryJob{provider: s.cfg.Provider, clock: s.cfg.Clock, retryBase: s.cfg.RetryBaseDelay,
+			model: m, level: level, reserve: reserve, custom: custom},
+		branch: s.rec.branch(s.rec.leaf),
+		keep:   keep,
+		reason: reason,
+		hooks:  s.compact.hooks,
 	}
 }
 
@@ -339,9 +340,21 @@ const actionContextFull = "context-full"
 // endAutoCompaction applies an automatic compaction's outcome and emits
 // its auto_compaction_end; it reports whether it succeeded. (actor)
 func (s *Session) endAutoCompaction(ctx context.Context, reason string, willRetry bool, res *CompactionResult, err error) bool {
+	end := AutoCompactionOutcome(reason, willRetry, res, err, ctx.Err() != nil)
+	if end.Result != nil {
+		s.applyCompaction(res)
+	}
+	s.emit(end)
+	return end.Result != nil
+}
+
+// AutoCompactionOutcome is the auto_compaction_end of an automatic
+// compaction that ended with res or err (aborted: its context was
+// cancelled), shared with the durable session.
+func AutoCompactionOutcome(reason string, willRetry bool, res *CompactionResult, err error, aborted bool) AutoCompactionEnd {
 	end := AutoCompactionEnd{Action: actionContextFull}
 	switch {
-	case ctx.Err() != nil || errors.Is(err, errHookCancelled):
+	case aborted || errors.Is(err, errHookCancelled):
 		end.Aborted = true
 	case errors.Is(err, ErrNothingToCompact), errors.Is(err, ErrAlreadyCompacted):
 		end.Skipped = true
@@ -352,9 +365,7 @@ func (s *Session) endAutoCompaction(ctx context.Context, reason string, willRetr
 		}
 		end.ErrorMessage = prefix + err.Error()
 	default:
-		s.applyCompaction(res)
 		end.Result, end.WillRetry = res, willRetry
 	}
-	s.emit(end)
-	return end.Result != nil
+	return end
 }

@@ -190,12 +190,16 @@ func callArgs(raw []byte) string {
 // summaryJob is one compaction's summary work: the model and budgets it
 // runs with, and what the hooks added.
 type summaryJob struct {
-	s       *Session
-	model   Model
-	level   ThinkingLevel
-	reserve int64
-	custom  string   // the host's customInstructions
-	extra   []string // additional context from hooks
+	// provider, clock and retryBase make the calls and time their
+	// retries: the session's, or those a durable session's activity has.
+	provider  Provider
+	clock     Clock
+	retryBase time.Duration
+	model     Model
+	level     ThinkingLevel
+	reserve   int64
+	custom    string   // the host's customInstructions
+	extra     []string // additional context from hooks
 }
 
 // summarize writes the summary of prep: the history (in chunks when it
@@ -413,12 +417,12 @@ func (j *summaryJob) call(ctx context.Context, prompt string, maxTokens int64) (
 	req := &Request{
 		Model:         m,
 		SystemPrompt:  summarySystemPrompt,
-		Messages:      []Message{&UserMessage{Content: []ContentBlock{TextBlock(prompt)}, Attribution: "user", Timestamp: j.s.now()}},
+		Messages:      []Message{&UserMessage{Content: []ContentBlock{TextBlock(prompt)}, Attribution: "user", Timestamp: j.clock.NowMillis()}},
 		ThinkingLevel: j.level,
 	}
 	for attempt := 1; ; attempt++ {
 		var text strings.Builder
-		err := j.s.cfg.Provider.Stream(ctx, req, func(ev StreamEvent) error {
+		err := j.provider.Stream(ctx, req, func(ev StreamEvent) error {
 			if ev.Kind == StreamTextDelta {
 				text.WriteString(ev.Delta)
 			}
@@ -434,14 +438,14 @@ func (j *summaryJob) call(ctx context.Context, prompt string, maxTokens int64) (
 		if attempt > DefaultMaxRetries || !retryable(msg, err) {
 			return "", err
 		}
-		delay := j.s.cfg.RetryBaseDelay << (attempt - 1)
-		if ra := retryAfter(j.s.cfg.Clock, msg, err); ra > delay {
+		delay := j.retryBase << (attempt - 1)
+		if ra := retryAfter(j.clock, msg, err); ra > delay {
 			delay = ra
 		}
 		if delay > 30*time.Second {
 			return "", err
 		}
-		if err := Sleep(ctx, j.s.cfg.Clock, delay); err != nil {
+		if err := Sleep(ctx, j.clock, delay); err != nil {
 			return "", err
 		}
 	}

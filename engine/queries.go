@@ -86,9 +86,22 @@ type SessionStats struct {
 // a compaction they cover the summary and the kept messages, as in the
 // original). (actor)
 func (s *Session) Stats() SessionStats {
-	st := SessionStats{SessionFile: s.set.file, SessionID: s.set.id}
+	window := 0
+	if s.set.model != nil {
+		window = s.set.model.ContextWindow
+	}
+	st := StatsOf(s.rec.context, window)
+	st.SessionFile, st.SessionID = s.set.file, s.set.id
+	return st
+}
+
+// StatsOf is get_session_stats over a context, for a model of the given
+// window (0: unknown, no contextUsage): Stats' rule, shared with the
+// durable session.
+func StatsOf(context []Message, window int) SessionStats {
+	var st SessionStats
 	var last *AssistantMessage
-	for _, m := range s.rec.context {
+	for _, m := range context {
 		st.TotalMessages++
 		switch v := m.(type) {
 		case *UserMessage:
@@ -113,8 +126,8 @@ func (s *Session) Stats() SessionStats {
 		}
 	}
 	st.Tokens.Total = st.Tokens.Input + st.Tokens.Output + st.Tokens.CacheRead + st.Tokens.CacheWrite
-	if s.set.model != nil && s.set.model.ContextWindow > 0 {
-		cu := &ContextUsage{ContextWindow: s.set.model.ContextWindow}
+	if window > 0 {
+		cu := &ContextUsage{ContextWindow: window}
 		if last != nil {
 			u := last.Usage
 			cu.Tokens = u.TotalTokens

@@ -57,6 +57,34 @@ func (e *HostToolError) Error() string {
 // prompt rebuilt for it (Config.RebuildPrompt). It returns the registered
 // names. (actor)
 func (s *Session) SetHostTools(defs []HostToolDef) ([]string, error) {
+	var tools []Tool
+	var others []string
+	for _, t := range s.set.tools {
+		if !IsHostTool(t) {
+			tools = append(tools, t)
+			others = append(others, t.Name())
+		}
+	}
+	clean, err := CheckHostTools(defs, s.cfg.Validator, others)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(clean))
+	for _, d := range clean {
+		names = append(names, d.Name)
+		if !d.Hidden {
+			tools = append(tools, s.newHostTool(d))
+		}
+	}
+	s.SetActiveTools(tools)
+	return names, nil
+}
+
+// CheckHostTools is SetHostTools' check of the definitions (v nil: the
+// schemas are not checked by a Validator; others: the names of the tools
+// that are not the host's, in order), shared with the durable session. It
+// returns the definitions trimmed, each with a label.
+func CheckHostTools(defs []HostToolDef, v Validator, others []string) ([]HostToolDef, error) {
 	clean := make([]HostToolDef, 0, len(defs))
 	for i, d := range defs {
 		d.Name = strings.TrimSpace(d.Name)
@@ -68,7 +96,7 @@ func (s *Session) SetHostTools(defs []HostToolDef) ([]string, error) {
 		case !strings.HasPrefix(strings.TrimSpace(string(d.Parameters)), "{"):
 			return nil, &HostToolError{Problem: HostToolNoSchema, Index: i, Name: d.Name}
 		}
-		if v := s.cfg.Validator; v != nil {
+		if v != nil {
 			if err := v.Check(d.Parameters); err != nil {
 				return nil, &HostToolError{Problem: HostToolBadSchema, Index: i, Name: d.Name, Err: err}
 			}
@@ -85,23 +113,10 @@ func (s *Session) SetHostTools(defs []HostToolDef) ([]string, error) {
 		}
 		seen[d.Name] = true
 	}
-	var tools []Tool
-	for _, t := range s.set.tools {
-		if IsHostTool(t) {
-			continue
-		}
-		if seen[t.Name()] {
-			return nil, &HostToolError{Problem: HostToolConflict, Name: t.Name()}
-		}
-		tools = append(tools, t)
-	}
-	names := make([]string, 0, len(clean))
-	for _, d := range clean {
-		names = append(names, d.Name)
-		if !d.Hidden {
-			tools = append(tools, s.newHostTool(d))
+	for _, name := range others {
+		if seen[name] {
+			return nil, &HostToolError{Problem: HostToolConflict, Name: name}
 		}
 	}
-	s.SetActiveTools(tools)
-	return names, nil
+	return clean, nil
 }

@@ -55,6 +55,9 @@ func TestMain(m *testing.M) {
 		"acp-client":         acptest.Main,
 		// The helper that serves Bedrock models (cmd/xcsh-bedrock).
 		"xcsh-bedrock": bedrockHelperMain,
+		// xcsh whose worker dies right after a tool ran
+		// (temporal_script_test.go).
+		"xcsh-crash-after-tool": crashAfterToolMain,
 		// Stacks Landlock layers, then execs a program (sandbox scenarios).
 		"landlock-layers": landlockLayersMain,
 	})
@@ -146,6 +149,8 @@ func TestScripts(t *testing.T) {
 	p.Cmds["acp-example-client"] = acpExampleClientCmd
 	p.Cmds["docexamples"] = docExamplesCmd
 	p.Cmds["temporal-server"] = temporalServerCmd(root) // temporal_script_test.go
+	p.Cmds["event-stream"] = eventStreamCmd
+	p.Cmds["front-cursor"] = frontCursorCmd
 	testscript.Run(t, p)
 }
 

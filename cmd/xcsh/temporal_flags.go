@@ -31,3 +31,8 @@ func addTemporalFlags(f *pflag.FlagSet, t *temporalFlags) {
 	f.Int64Var(&t.since, "temporal-since", -1, "front: write the session's events after this seq first (0: all it keeps; -1: only new ones)")
 	f.StringVar(&t.listen, "temporal-listen", "", "front: HOST:PORT where workers push deltas (default 127.0.0.1:0; off: none)")
 }
+
+// afterToolRun, when set, is called by the worker after each tool it runs
+// and before the result is reported (durable.Activities.AfterTool): the
+// crash point of the scenarios' xcsh-crash-after-tool. Nil in xcsh.
+var afterToolRun func(name string)

@@ -20,6 +20,8 @@ import (
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/durable"
+	"github.com/xcsh-go/xcsh/engine/tools/schema"
+	"github.com/xcsh-go/xcsh/rpc"
 )
 
 // The durable sessions of docs/durable.md: this file is in the binary
@@ -58,7 +60,7 @@ func temporalClient(t *temporalFlags, stderr io.Writer) (client.Client, error) {
 	if addr == "" {
 		addr = "127.0.0.1:7233"
 	}
-	opts := client.Options{HostPort: addr, Namespace: t.namespace,
+	opts := client.Options{HostPort: addr, Namespace: t.namespace, DataConverter: durable.DataConverter(),
 		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
 	key := t.apiKey
 	if key == "" {
@@ -128,13 +130,20 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 	if cfg.Model == nil {
 		return &exitError{2, "Error: the worker needs a model: --provider or --model"}
 	}
+	// A confirmation is a dialog with the host, which a durable session
+	// cannot hold yet (docs/durable.md, "Not yet"): refusing to start beats
+	// running the commands the policy says must be asked about.
+	if cfg.Gate != nil {
+		return &exitError{2, "Error: the worker cannot ask for confirmations yet (--confirm-bash, --confirm-writes-outside-cwd): dialogs are not in durable sessions (docs/durable.md)"}
+	}
 	c, err := temporalClient(&o.temporal, stderr)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
 	}
 	defer c.Close()
 	acts := &durable.Activities{Provider: cfg.Provider, Model: *cfg.Model, SystemPrompt: cfg.SystemPrompt,
-		Thinking: cfg.ThinkingLevel, Tools: cfg.Tools, Validator: cfg.Validator, Compaction: cfg.Compaction, Clock: clock}
+		Thinking: cfg.ThinkingLevel, Tools: cfg.Tools, Validator: cfg.Validator, Compaction: cfg.Compaction, Clock: clock,
+		AfterTool: afterToolRun}
 	if cfg.ThinkingLevel != "" && !cfg.Model.Reasoning {
 		acts.Thinking = engine.ThinkingOff
 	}
@@ -180,7 +189,8 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 	err = durable.RunFront(ctx, durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Session: o.session,
-		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, Start: o.temporal.start()}, stdin, stdout)
+		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, Start: o.temporal.start(),
+		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, Validator: schema.New()}, stdin, stdout)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
 	}

@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/tidwall/gjson"
 )
 
 // The temporal_* scenarios run a real Temporal dev server (the CLI of
@@ -157,4 +160,85 @@ func sharedTemporal(root string) string {
 		}
 	}
 	return filepath.Join(root, "..", "shared", "temporal")
+}
+
+// eventStreamCmd is `event-stream [--seq] FILE...`: the event frames of
+// RPC transcripts as the durable and the in-process session both send
+// them, one a line on stdout, the files one after another, so a scenario
+// compares two streams with cmp (or a golden). It leaves out what is
+// allowed to differ: responses (their order among events is the host's
+// timing), message_update deltas (best effort on a durable session) and,
+// unless --seq, the seq a durable front adds; times (workflow time against
+// the scenario's fixed clock) read 0.
+func eventStreamCmd(ts *testscript.TestScript, neg bool, args []string) {
+	keepSeq := len(args) > 0 && args[0] == "--seq"
+	if keepSeq {
+		args = args[1:]
+	}
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: event-stream [--seq] FILE...")
+	}
+	out := ts.Stdout()
+	for _, file := range args {
+		for _, line := range strings.Split(ts.ReadFile(file), "\n") {
+			if !eventFrame(line) {
+				continue
+			}
+			if !keepSeq {
+				line = seqKey.ReplaceAllString(line, "}")
+			}
+			line = timeKey.ReplaceAllString(line, `"${1}":0`)
+			fmt.Fprintln(out, line)
+		}
+	}
+}
+
+// eventFrame reports whether line is a whole event frame of the log (not
+// a response, the ready line, a delta, or a line a kill cut short).
+func eventFrame(line string) bool {
+	if !gjson.Valid(line) {
+		return false
+	}
+	switch gjson.Get(line, "type").String() {
+	case "", "response", "ready", "message_update":
+		return false
+	}
+	return true
+}
+
+// frontCursorCmd is `front-cursor FILE VAR`: $VAR is the seq of the last
+// whole event frame in FILE (0 when none), what a host that saw FILE
+// passes to a new front as --temporal-since.
+func frontCursorCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: front-cursor FILE VAR")
+	}
+	var last int64
+	for _, line := range strings.Split(ts.ReadFile(args[0]), "\n") {
+		if eventFrame(line) {
+			last = gjson.Get(line, "seq").Int()
+		}
+	}
+	ts.Setenv(args[1], strconv.FormatInt(last, 10))
+}
+
+var (
+	seqKey  = regexp.MustCompile(`,"seq":\d+\}$`)
+	timeKey = regexp.MustCompile(`"(timestamp|durationMs)":\d+`)
+)
+
+// crashAfterToolMain is the scenarios' xcsh-crash-after-tool: xcsh whose
+// worker dies (SIGKILL: no clean-up, no report) right after running a tool
+// named in $XCSH_CRASH_AFTER_TOOL (comma-separated), so the call took
+// effect and its result was never recorded: the most dangerous moment to
+// lose a worker, which a kill from outside cannot hit on purpose.
+func crashAfterToolMain() {
+	names := strings.Split(os.Getenv("XCSH_CRASH_AFTER_TOOL"), ",")
+	afterToolRun = func(name string) {
+		if slices.Contains(names, name) {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}
+	main()
 }

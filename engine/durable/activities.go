@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -29,6 +30,10 @@ type Activities struct {
 	Clock        engine.Clock // nil: the system clock
 	// Publish pushes a model call's deltas to the fronts (nil: PostDeltas).
 	Publish func(ctx context.Context, endpoints []string, step string, frames <-chan []byte)
+	// AfterTool, if set, is called when a tool has run and before its
+	// result is reported: the scenarios' crash point (a worker that dies
+	// there lost a call that took effect), nil in production.
+	AfterTool func(name string)
 }
 
 // Setup is ActivitySetup: what this worker's configuration offers.
@@ -98,6 +103,9 @@ func (a *Activities) CallModel(ctx context.Context, in ModelInput) (ModelOutput,
 	}
 	for _, t := range a.Tools {
 		req.Tools = append(req.Tools, engine.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
+	}
+	for _, t := range in.HostTools {
+		req.Tools = append(req.Tools, engine.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	reply := engine.NewReply(engine.AssistantMessage{API: a.Model.API, Provider: a.Model.Provider, Model: a.Model.ID,
 		StopReason: engine.StopStop, Timestamp: in.Timestamp}, a.Model.Cost)
@@ -169,8 +177,17 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	res, err := tool.Run(ctx, engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args}, func(engine.ToolResult) {})
+	res, err := tool.Run(ctx, engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args, UI: noDialogs{}}, func(engine.ToolResult) {})
+	if a.AfterTool != nil {
+		a.AfterTool(in.Name)
+	}
 	if ctx.Err() != nil {
+		// Cancelled (an abort): the tool's own answer, when it gave one,
+		// travels with the cancellation so the workflow records what the
+		// in-process loop would show (bash: "Command aborted").
+		if err == nil {
+			return ToolOutput{}, temporal.NewCanceledError(toolOutput(res))
+		}
 		return ToolOutput{}, ctx.Err()
 	}
 	if err != nil {
@@ -179,8 +196,71 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 	return toolOutput(res), nil
 }
 
+// ToolOutputOf is a result as recorded (the front records a host's
+// reply with it).
+func ToolOutputOf(r engine.ToolResult) ToolOutput { return toolOutput(r) }
+
+// Compact is ActivityCompact: the engine's automatic compaction of the
+// context (engine.CompactContext), its summary calls made with this
+// worker's provider and model, heartbeating while they run.
+func (a *Activities) Compact(ctx context.Context, in CompactInput) (CompactOutput, error) {
+	msgs, err := decodeMessages(in.Messages)
+	if err != nil {
+		return CompactOutput{}, err
+	}
+	stop := heartbeat(ctx, heartbeatPeriod(ctx))
+	defer stop()
+	res, out, err := engine.CompactContext(ctx, engine.ContextCompaction{Provider: a.Provider, Model: a.Model,
+		Settings: a.Compaction, Clock: a.clock(), RetryBase: msToDuration(in.RetryBaseMs)}, msgs, in.Reason)
+	if ctx.Err() != nil {
+		return CompactOutput{}, ctx.Err()
+	}
+	end := engine.AutoCompactionOutcome(in.Reason, false, res, err, false)
+	o := CompactOutput{End: end.AppendJSON(nil)}
+	if end.Result != nil {
+		o.Messages = encodeMessages(out)
+	}
+	return o, nil
+}
+
+// ErrNoDialogs answers a tool's question to the user (the ask tool): a
+// dialog would have to wait for the host inside the activity, which
+// durable sessions do not do yet (docs/durable.md, "Not yet").
+var ErrNoDialogs = errors.New("dialogs with the user are not available in a durable session yet")
+
+// noDialogs is a tool call's UI on a worker.
+type noDialogs struct{}
+
+func (noDialogs) Dialog(context.Context, engine.DialogRequest) (engine.DialogReply, error) {
+	return engine.DialogReply{}, ErrNoDialogs
+}
+
+// CheckCall is ActivityCheck: a host tool call checked as in process
+// (engine.CheckToolCall with this worker's Validator); nil: it may go to
+// the host.
+func (a *Activities) CheckCall(ctx context.Context, in CheckInput) (*ToolOutput, error) {
+	call := engine.ContentBlock{Type: engine.BlockToolCall, ID: in.Call.ID, Name: in.Call.Name, Arguments: in.Call.Arguments}
+	if res := engine.CheckToolCall(call, schemaTool{in.Tool}, a.Validator); res != nil {
+		out := toolOutput(*res)
+		return &out, nil
+	}
+	return nil, nil
+}
+
+// schemaTool is a host tool as CheckToolCall sees it: a name and a schema
+// (it never runs here).
+type schemaTool struct{ t HostTool }
+
+func (s schemaTool) Name() string                  { return s.t.Name }
+func (s schemaTool) Description() string           { return s.t.Description }
+func (s schemaTool) Schema() []byte                { return s.t.Parameters }
+func (schemaTool) Concurrency() engine.Concurrency { return engine.Shared }
+func (s schemaTool) Run(context.Context, engine.ToolCall, func(engine.ToolResult)) (engine.ToolResult, error) {
+	return engine.ToolResult{}, errors.New("durable: a host tool runs on the host")
+}
+
 func toolOutput(r engine.ToolResult) ToolOutput {
-	return ToolOutput{Content: r.Content, Details: r.Details, IsError: r.IsError, IsWarning: r.IsWarning}
+	return ToolOutput{Content: r.Content, Details: r.Details, IsError: r.IsError, IsWarning: r.IsWarning, Raw: r.Raw}
 }
 
 // Delta is one pushed frame: the step it belongs to and its
@@ -250,4 +330,6 @@ func (a *Activities) Register(w interface {
 	w.RegisterActivityWithOptions(a.Setup, activity.RegisterOptions{Name: ActivitySetup})
 	w.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: ActivityModel})
 	w.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: ActivityTool})
+	w.RegisterActivityWithOptions(a.CheckCall, activity.RegisterOptions{Name: ActivityCheck})
+	w.RegisterActivityWithOptions(a.Compact, activity.RegisterOptions{Name: ActivityCompact})
 }

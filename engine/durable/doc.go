@@ -10,7 +10,8 @@
 // engine.PlaceholderResult, engine.Retryable, engine.RetryDelay,
 // engine.CompactionDue): there is no second copy of the loop's rules.
 // The work is in activities (Activities): the set-up (what the worker's
-// configuration offers: model, system prompt, tools), a model call (one
+// configuration offers: model, system prompt, tools), the check of a host
+// tool call's arguments, a compaction's summary, a model call (one
 // activity; its final message is the result, built with engine.Reply; its
 // deltas are published to the attached fronts while it runs, best effort),
 // and a tool call (one activity per call, its activity id the call id,
@@ -34,8 +35,20 @@
 // are not in the log (they would swell it): the model-call activity pushes
 // them to the fronts that attached an endpoint, and the message_end in the
 // log is the truth. Commands are updates (prompt, steer, follow_up, abort,
-// attach), refused with the RPC protocol's texts; get_state, get_messages
-// and get_session_stats are queries.
+// set_interrupt_mode, set_host_tools, attach), refused with the RPC
+// protocol's texts; get_state, get_messages and get_session_stats are
+// queries, answered with the engine's bytes. Fronts and workers use
+// DataConverter, whose JSON does not escape <, > and &.
+//
+// # Host tools and compaction
+//
+// A host tool's call is a host_tool_call event, and the workflow waits
+// on its own state for the host's reply, which any front forwards as an
+// update (host_tool_result, host_tool_update): no activity runs while the
+// host works. After a prompt's run, when the engine says compaction is
+// due, the workflow compacts as in process (the summary an activity,
+// engine.CompactContext) and continues as new with the summary and the
+// kept messages, the event numbering and the modes.
 //
 // # Determinism
 //

@@ -38,6 +38,12 @@ type FrontOptions struct {
 	Start   Start // the workflow's input when the session is new
 	// Poll is the longest wait between two reads of the event log.
 	Poll time.Duration
+	// Host tools: the host's frames read by the RPC server's rule
+	// (rpc.HostToolDefs, rpc.HostToolReply; nil: set_host_tools is an
+	// unknown command), and the schemas checked by Validator (nil: not).
+	HostToolDefs  func(line []byte) ([]engine.HostToolDef, error)
+	HostToolReply func(line []byte) (id string, res engine.ToolResult, final, ok bool)
+	Validator     engine.Validator
 }
 
 // RunFront serves the RPC protocol on in and out for the durable session
@@ -105,13 +111,35 @@ func (f *front) write(b []byte) {
 	f.out.Write(append(b, '\n'))
 }
 
+// events reads the log after the cursor. Where the session continued as
+// new since, the earlier runs' events the cursor has not reached are read
+// from those runs first (closed runs answer queries too), so a front
+// loses none of them at a continue-as-new.
 func (f *front) events(ctx context.Context) (EventsResult, error) {
+	return f.runEvents(ctx, "", f.cursorNow())
+}
+
+func (f *front) runEvents(ctx context.Context, runID string, after int64) (EventsResult, error) {
 	var res EventsResult
-	v, err := f.o.Client.QueryWorkflow(ctx, f.id, "", QueryEvents, f.cursorNow())
+	v, err := f.o.Client.QueryWorkflow(ctx, f.id, runID, QueryEvents, after)
 	if err == nil {
 		err = v.Get(&res)
 	}
-	return res, err
+	if err != nil || after >= res.Base || res.PrevRunID == "" {
+		return res, err
+	}
+	older, err := f.runEvents(ctx, res.PrevRunID, after)
+	if err != nil {
+		return res, err
+	}
+	var frames []Frame
+	for _, fr := range older.Frames {
+		if fr.Seq <= res.Base {
+			frames = append(frames, fr)
+		}
+	}
+	res.Frames = append(frames, res.Frames...)
+	return res, nil
 }
 
 func (f *front) cursorNow() int64 {
@@ -213,6 +241,7 @@ type command struct {
 	Type              string          `json:"type"`
 	Message           string          `json:"message"`
 	StreamingBehavior string          `json:"streamingBehavior"`
+	Mode              string          `json:"mode"`
 }
 
 func (f *front) read(ctx context.Context, in io.Reader) error {
@@ -259,10 +288,10 @@ func (f *front) update(ctx context.Context, name string, stage client.WorkflowUp
 	if err != nil {
 		return updateError(err)
 	}
-	if stage == client.WorkflowUpdateStageCompleted {
-		return updateError(h.Get(ctx, nil))
-	}
-	return nil
+	// A refusal by the validator is the update's outcome, not an error of
+	// the call: it is read from the handle. (Every update is waited for
+	// to its end; those of prompt, steer and follow_up end at once.)
+	return updateError(h.Get(ctx, nil))
 }
 
 // updateError is a refusal's own text (the workflow's validator speaks
@@ -274,16 +303,16 @@ func updateError(err error) error {
 	return errors.New(rootMessage(err))
 }
 
+// query answers a query as JSON: the workflow answers with the bytes the
+// engine's encoders wrote.
 func (f *front) query(ctx context.Context, name string) ([]byte, error) {
 	v, err := f.o.Client.QueryWorkflow(ctx, f.id, "", name)
 	if err != nil {
 		return nil, err
 	}
-	var raw json.RawMessage
-	if err := v.Get(&raw); err != nil {
-		return nil, err
-	}
-	return raw, nil
+	var b []byte
+	err = v.Get(&b)
+	return b, err
 }
 
 func (f *front) handle(ctx context.Context, line []byte) {
@@ -294,7 +323,7 @@ func (f *front) handle(ctx context.Context, line []byte) {
 	}
 	switch c.Type {
 	case "prompt":
-		err := f.update(ctx, UpdatePrompt, client.WorkflowUpdateStageAccepted, PromptInput{Message: c.Message, StreamingBehavior: c.StreamingBehavior})
+		err := f.update(ctx, UpdatePrompt, client.WorkflowUpdateStageCompleted, PromptInput{Message: c.Message, StreamingBehavior: c.StreamingBehavior})
 		f.respond(c, nil, err)
 		f.poke()
 	case "steer", "follow_up":
@@ -302,13 +331,15 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		if c.Type == "follow_up" {
 			name = UpdateFollowUp
 		}
-		f.respond(c, nil, f.update(ctx, name, client.WorkflowUpdateStageAccepted, PromptInput{Message: c.Message}))
+		f.respond(c, nil, f.update(ctx, name, client.WorkflowUpdateStageCompleted, PromptInput{Message: c.Message}))
 	case "abort":
 		err := f.update(ctx, UpdateAbort, client.WorkflowUpdateStageCompleted)
 		if err == nil {
 			_, err = f.catchUp(ctx) // the aborted run's closing events come first
 		}
 		f.respond(c, nil, err)
+	case "set_interrupt_mode":
+		f.respond(c, nil, f.update(ctx, UpdateInterruptMode, client.WorkflowUpdateStageCompleted, c.Mode))
 	case "get_state":
 		raw, err := f.query(ctx, QueryState)
 		f.respond(c, raw, err)
@@ -321,9 +352,74 @@ func (f *front) handle(ctx context.Context, line []byte) {
 	case "get_session_stats":
 		raw, err := f.query(ctx, QueryStats)
 		f.respond(c, raw, err)
+	case "set_host_tools":
+		if f.o.HostToolDefs == nil {
+			f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
+			return
+		}
+		data, err := f.setHostTools(ctx, line)
+		f.respond(c, data, err)
+	case "host_tool_result", "host_tool_update":
+		if f.hostReply(ctx, line) {
+			return
+		}
+		f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
 	default:
 		f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
 	}
+}
+
+// setHostTools forwards set_host_tools: the schemas checked here, the
+// names by the workflow against the worker's tools (engine.CheckHostTools
+// both).
+func (f *front) setHostTools(ctx context.Context, line []byte) ([]byte, error) {
+	defs, err := f.o.HostToolDefs(line)
+	if err == nil {
+		_, err = engine.CheckHostTools(defs, f.o.Validator, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.o.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: f.id, UpdateName: UpdateSetHostTools,
+		Args: []any{hostTools(defs)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return nil, updateError(err)
+	}
+	var names []string
+	if err := h.Get(ctx, &names); err != nil {
+		return nil, updateError(err)
+	}
+	return engine.MarshalJSON(struct {
+		ToolNames []string `json:"toolNames"`
+	}{names})
+}
+
+// hostReply forwards the host's reply to a host_tool_call as an update;
+// it reports false for a malformed frame (answered as an unknown
+// command, as the RPC server does). A reply no call waits for is ignored
+// by the workflow.
+func (f *front) hostReply(ctx context.Context, line []byte) bool {
+	if f.o.HostToolReply == nil {
+		return false
+	}
+	id, res, final, ok := f.o.HostToolReply(line)
+	if !ok {
+		return false
+	}
+	name := UpdateHostPartial
+	if final {
+		name = UpdateHostResult
+	}
+	if err := f.update(ctx, name, client.WorkflowUpdateStageCompleted, HostReply{ID: id, Result: toolOutput(res)}); err != nil {
+		f.write(errorFrame(err))
+	}
+	return true
+}
+
+// errorFrame is a response with no command: what went wrong forwarding a
+// frame that has none.
+func errorFrame(err error) []byte {
+	return append(engine.AppendJSONString([]byte(`{"type":"response","success":false,"error":`), err.Error()), '}')
 }
 
 func (f *front) poke() {

@@ -16,12 +16,24 @@ const (
 	ActivitySetup = "xcsh.setup"
 	ActivityModel = "xcsh.model"
 	ActivityTool  = "xcsh.tool"
+	// ActivityCompact is an automatic compaction's summary.
+	ActivityCompact = "xcsh.compact"
+	// ActivityCheck checks a host tool call's arguments against its schema
+	// with the worker's Validator.
+	ActivityCheck = "xcsh.check"
 
 	UpdatePrompt   = "prompt"
 	UpdateSteer    = "steer"
 	UpdateFollowUp = "follow_up"
 	UpdateAbort    = "abort"
 	UpdateAttach   = "attach"
+	// UpdateInterruptMode is set_interrupt_mode.
+	UpdateInterruptMode = "set_interrupt_mode"
+	// Host tools: the front forwards the host's set_host_tools and its
+	// replies to a host_tool_call.
+	UpdateSetHostTools = "set_host_tools"
+	UpdateHostResult   = "host_tool_result"
+	UpdateHostPartial  = "host_tool_update"
 
 	QueryEvents   = "events"
 	QueryState    = "get_state"
@@ -42,6 +54,9 @@ type Start struct {
 	Messages []json.RawMessage `json:",omitempty"`
 	// Seq is the number of the last event emitted before this run.
 	Seq int64 `json:",omitempty"`
+	// PrevRunID is the run this one continued (its events up to Seq are
+	// in its log).
+	PrevRunID string `json:",omitempty"`
 	// Setup is the worker's configuration as the first run read it.
 	Setup *Setup `json:",omitempty"`
 	// Stats carries the session's totals.
@@ -49,6 +64,18 @@ type Start struct {
 	// RetryBase is the first auto-retry wait (engine.DefaultRetryBase when
 	// zero).
 	RetryBaseMs int64 `json:",omitempty"`
+	// Continue starts this run with the developer message that resumes
+	// the work after a compaction the threshold started
+	// (engine.ContinueMessage), as in process.
+	Continue bool `json:",omitempty"`
+	// InterruptMode is set_interrupt_mode's, carried over ("": wait).
+	InterruptMode string `json:",omitempty"`
+	// HostTools are the host's tools (set_host_tools), carried over.
+	HostTools []HostTool `json:",omitempty"`
+	// HostCalls and HostCancels number the host tool requests (host_N,
+	// host_cancel_N) across runs.
+	HostCalls   int `json:",omitempty"`
+	HostCancels int `json:",omitempty"`
 	// HeartbeatMs bounds how long a tool call or a model call may go
 	// without a heartbeat before it counts as lost (DefaultHeartbeat when
 	// zero).
@@ -74,12 +101,66 @@ type ToolInfo struct {
 	Idempotent  bool `json:",omitempty"`
 }
 
+// HostTool is a tool the host registered (engine.HostToolDef in a form
+// that encodes its schema as JSON).
+type HostTool struct {
+	Name, Label, Description string
+	Parameters               json.RawMessage
+	Hidden                   bool `json:",omitempty"`
+}
+
+func hostTools(defs []engine.HostToolDef) []HostTool {
+	out := make([]HostTool, 0, len(defs))
+	for _, d := range defs {
+		out = append(out, HostTool{Name: d.Name, Label: d.Label, Description: d.Description, Parameters: json.RawMessage(d.Parameters), Hidden: d.Hidden})
+	}
+	return out
+}
+
+func hostToolDefs(tools []HostTool) []engine.HostToolDef {
+	out := make([]engine.HostToolDef, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, engine.HostToolDef{Name: t.Name, Label: t.Label, Description: t.Description, Parameters: []byte(t.Parameters), Hidden: t.Hidden})
+	}
+	return out
+}
+
+// CompactInput is an automatic compaction: the context and why.
+type CompactInput struct {
+	Messages    []json.RawMessage
+	Reason      string
+	RetryBaseMs int64 `json:",omitempty"`
+}
+
+// CompactOutput is its outcome: the auto_compaction_end frame the engine
+// made of it, and the context that follows (the summary and the kept
+// messages; none when it did not succeed).
+type CompactOutput struct {
+	End      []byte
+	Messages []json.RawMessage `json:",omitempty"`
+}
+
+// CheckInput is a host tool call to check.
+type CheckInput struct {
+	Call ToolInput
+	Tool HostTool
+}
+
+// HostReply is the host's reply to a host_tool_call (UpdateHostResult) or
+// a partial result (UpdateHostPartial), read by the RPC server's rule.
+type HostReply struct {
+	ID     string
+	Result ToolOutput
+}
+
 // ModelInput is one model call: what the request holds, the step that
 // names it (the key of its deltas), and where to push them.
 type ModelInput struct {
 	Step      string
 	Messages  []json.RawMessage
 	Endpoints []string `json:",omitempty"`
+	// HostTools are the host's tools offered with the worker's.
+	HostTools []HostTool `json:",omitempty"`
 	// Timestamp is the message's timestamp (workflow time).
 	Timestamp int64
 }
@@ -119,16 +200,21 @@ type ToolOutput struct {
 	Details   json.RawMessage `json:",omitempty"`
 	IsError   bool            `json:",omitempty"`
 	IsWarning bool            `json:",omitempty"`
+	// Raw is a host tool's result object as the host sent it
+	// (engine.ToolResult.Raw).
+	Raw json.RawMessage `json:",omitempty"`
 }
 
 func (o ToolOutput) result() engine.ToolResult {
-	return engine.ToolResult{Content: o.Content, Details: o.Details, IsError: o.IsError, IsWarning: o.IsWarning}
+	return engine.ToolResult{Content: o.Content, Details: o.Details, IsError: o.IsError, IsWarning: o.IsWarning, Raw: o.Raw}
 }
 
 // Frame is one numbered event of the session, its RPC encoding.
 type Frame struct {
-	Seq  int64
-	Data json.RawMessage
+	Seq int64
+	// Data is bytes, not raw JSON: the data converter would escape <, >
+	// and & in raw JSON, which RPC's frames never do.
+	Data []byte
 }
 
 // EventsResult answers the events query: the frames after the cursor, and
@@ -140,6 +226,10 @@ type EventsResult struct {
 	First  int64 // the first event the log still keeps
 	Lost   bool  `json:",omitempty"`
 	Busy   bool  `json:",omitempty"`
+	// Base is the last event of the earlier runs, which the run PrevRunID
+	// answers for (a front whose cursor is before Base asks it first).
+	Base      int64  `json:",omitempty"`
+	PrevRunID string `json:",omitempty"`
 }
 
 // PromptInput is the prompt, steer and follow_up updates' argument.

@@ -12,7 +12,11 @@ import (
 // today's workflow code: a change that makes other decisions from the
 // same recorded facts (non-determinism) fails here before it strands a
 // running session. testdata/*.json: `temporal workflow show --output
-// json` of the sessions docs/durable.md names.
+// json` of the sessions docs/durable.md names: prompt_tool_loop (a tool
+// call), host_tool_update (a host tool's call, its update and result, a
+// worker killed while the host works), continue_as_new_at_compaction and
+// continue_as_new_next_run (a compaction's run and the run it continued
+// as).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {

@@ -97,9 +97,8 @@ func (s *session) loop(ctx workflow.Context, pending []engine.Message, news *[]e
 			} else {
 				pending = s.take(&s.steering)
 			}
-			if ctx.Err() != nil {
-				return msg, nil
-			}
+			// An abort during the tools ends the run as in process: the
+			// next model call is the aborted reply (callModel).
 		}
 		follow := s.take(&s.followUps)
 		if len(follow) == 0 {
@@ -136,8 +135,15 @@ func (s *session) callModel(ctx workflow.Context) (*engine.AssistantMessage, Mod
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: time.Second},
 	})
 	var out ModelOutput
-	err := workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Step: s.stepKey(ctx), Messages: encodeMessages(s.messages),
-		Endpoints: s.endpoints, Timestamp: ts}).Get(ctx, &out)
+	var err error
+	if ctx.Err() != nil {
+		// Aborted before the call: no step is scheduled; the reply is the
+		// aborted one the in-process loop makes.
+		err = ctx.Err()
+	} else {
+		err = workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Step: s.stepKey(ctx), Messages: encodeMessages(s.messages),
+			Endpoints: s.endpoints, HostTools: s.offeredHostTools(), Timestamp: ts}).Get(ctx, &out)
+	}
 	var msg *engine.AssistantMessage
 	if err == nil {
 		msg, err = decodeAssistant(out.Message)
@@ -190,8 +196,8 @@ func (s *session) placeholders(ctx workflow.Context, msg *engine.AssistantMessag
 }
 
 // runTools runs a reply's calls one after another, each its own
-// activity; a steering message that arrives meanwhile skips the rest
-// (interrupt mode immediate), as in process.
+// activity; in interrupt mode immediate a steering message that arrives
+// meanwhile skips the rest, as in process.
 func (s *session) runTools(ctx workflow.Context, msg *engine.AssistantMessage, cut map[string]string, news *[]engine.Message) ([]*engine.ToolResultMessage, []engine.Message) {
 	var results []*engine.ToolResultMessage
 	var steer []engine.Message
@@ -208,7 +214,7 @@ func (s *session) runTools(ctx workflow.Context, msg *engine.AssistantMessage, c
 		s.announce(tr)
 		*news = append(*news, tr)
 		results = append(results, tr)
-		if steer == nil && len(s.steering) > 0 {
+		if steer == nil && s.interruptMode == engine.ModeImmediate && len(s.steering) > 0 {
 			steer = s.take(&s.steering)
 		}
 	}
@@ -220,6 +226,9 @@ func (s *session) runTools(ctx workflow.Context, msg *engine.AssistantMessage, c
 func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut string) engine.ToolResult {
 	if cut != "" {
 		return errorResult(cut)
+	}
+	if t, ok := s.hostTool(call.Name); ok {
+		return s.runHostTool(ctx, call, t)
 	}
 	info, ok := s.tool(call.Name)
 	if !ok {
@@ -243,8 +252,13 @@ func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut st
 	})
 	var out ToolOutput
 	err := workflow.ExecuteActivity(actx, ActivityTool, ToolInput{ID: call.ID, Name: call.Name, Arguments: call.Arguments}).Get(ctx, &out)
+	var cancelled *temporal.CanceledError
 	switch {
 	case err == nil:
+		return out.result()
+	case errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&out) == nil:
+		// The tool's own answer to the abort ("Command aborted"), recorded
+		// with the cancellation (RunTool), as in process.
 		return out.result()
 	case ctx.Err() != nil || temporal.IsCanceledError(err):
 		return errorResult("Operation aborted")

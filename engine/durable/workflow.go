@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -44,13 +43,25 @@ type session struct {
 	aborted   bool
 	endpoints []string
 	stats     Stats
-	retry     int // the attempt of the retry in progress (0: none)
-	steps     int // model calls made, for step keys
+	// hostTools are the host's (set_host_tools); hostWaiting the calls
+	// waiting for the host's reply.
+	hostTools   []HostTool
+	hostWaiting []*hostCall
+	ready       bool // the set-up is known
+	// interruptMode is RPC's (set_interrupt_mode): "wait" (the default)
+	// delivers a steering message after the turn's tools; "immediate"
+	// skips the calls left once one has ended.
+	interruptMode string
+	retry         int // the attempt of the retry in progress (0: none)
+	steps         int // model calls made, for step keys
 }
 
 // Session is the workflow of one session (WorkflowName).
 func Session(ctx workflow.Context, in Start) error {
-	s := &session{in: in, seq: in.Seq, stats: in.Stats}
+	s := &session{in: in, seq: in.Seq, stats: in.Stats, hostTools: in.HostTools, interruptMode: in.InterruptMode}
+	if s.interruptMode == "" {
+		s.interruptMode = engine.ModeWait
+	}
 	msgs, err := decodeMessages(in.Messages)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError("bad carried messages", "xcsh.decode", err)
@@ -70,6 +81,11 @@ func Session(ctx workflow.Context, in Start) error {
 			return err
 		}
 	}
+	s.ready = true
+	if in.Continue {
+		s.prompts = append(s.prompts, &engine.DeveloperMessage{Content: []engine.ContentBlock{engine.TextBlock(engine.ContinueMessage)},
+			Attribution: "agent", Timestamp: workflow.Now(ctx).UnixMilli()})
+	}
 	for {
 		if err := workflow.Await(ctx, func() bool { return len(s.prompts) > 0 }); err != nil {
 			return err
@@ -79,9 +95,15 @@ func Session(ctx workflow.Context, in Start) error {
 		last := s.run(ctx, prompt)
 		// A long session continues as new at compaction: the decision is
 		// the engine's (CompactionDue), the context carried over is the
-		// summary and the kept messages.
+		// summary and the kept messages. (Not while prompts wait: they
+		// would have to be carried too.)
 		if reason := s.compactionDue(ctx, last); reason != "" && len(s.prompts) == 0 {
-			return s.continueAsNew(ctx, reason)
+			if reason == "history" {
+				return s.continueAsNew(ctx, false)
+			}
+			if s.compact(ctx, reason) && len(s.prompts) == 0 {
+				return s.continueAsNew(ctx, !s.setup.Compaction.NoAutoContinue)
+			}
 		}
 	}
 }
@@ -94,9 +116,9 @@ func (s *session) register(ctx workflow.Context) error {
 		case !s.busy && len(s.prompts) == 0:
 			s.prompts = append(s.prompts, m)
 		case in.StreamingBehavior == "followUp":
-			s.followUps = append(s.followUps, m)
+			s.enqueue(&s.followUps, m)
 		default:
-			s.steering = append(s.steering, m)
+			s.enqueue(&s.steering, m)
 		}
 		return nil
 	}
@@ -112,7 +134,7 @@ func (s *session) register(ctx workflow.Context) error {
 	}
 	queue := func(q *[]engine.Message) func(workflow.Context, PromptInput) error {
 		return func(ctx workflow.Context, in PromptInput) error {
-			*q = append(*q, s.userMessage(ctx, in.Message))
+			s.enqueue(q, s.userMessage(ctx, in.Message))
 			return nil
 		}
 	}
@@ -144,18 +166,50 @@ func (s *session) register(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateInterruptMode, func(ctx workflow.Context, mode string) error {
+		s.interruptMode = mode
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, mode string) error {
+		if mode != engine.ModeWait && mode != engine.ModeImmediate {
+			return fmt.Errorf("Invalid mode %q for set_interrupt_mode", mode)
+		}
+		return nil
+	}}); err != nil {
+		return err
+	}
+	if err := s.registerHostTools(ctx); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryState, s.state); err != nil {
-		return err
-	}
-	if err := workflow.SetQueryHandler(ctx, QueryMessages, func() ([]json.RawMessage, error) {
-		return encodeMessages(s.messages), nil
+	// State and messages are answered as the bytes the engine's encoders
+	// write (the data converter would escape <, > and & in raw JSON).
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() ([]byte, error) {
+		st, _ := s.state()
+		return engine.MarshalJSON(st)
 	}); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, QueryStats, func() (Stats, error) { return s.stats, nil })
+	if err := workflow.SetQueryHandler(ctx, QueryMessages, func() ([]byte, error) {
+		b := []byte{'['}
+		for i, m := range encodeMessages(s.messages) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, m...)
+		}
+		return append(b, ']'), nil
+	}); err != nil {
+		return err
+	}
+	// get_session_stats is the engine's, over the context (after a
+	// continue-as-new: the summary and the kept messages, as in process).
+	return workflow.SetQueryHandler(ctx, QueryStats, func() ([]byte, error) {
+		st := engine.StatsOf(s.messages, s.setup.Model.ContextWindow)
+		st.SessionID = s.in.SessionID
+		return engine.MarshalJSON(st)
+	})
 }
 
 func (s *session) userMessage(ctx workflow.Context, text string) engine.Message {
@@ -174,11 +228,13 @@ func (s *session) emit(ev engine.Event) {
 
 // events answers the events query.
 func (s *session) events(after int64) (EventsResult, error) {
-	res := EventsResult{Last: s.seq, First: s.seq + 1, Busy: s.busy || len(s.prompts) > 0}
+	res := EventsResult{Last: s.seq, First: s.seq + 1, Busy: s.busy || len(s.prompts) > 0, Base: s.in.Seq, PrevRunID: s.in.PrevRunID}
 	if len(s.log) > 0 {
 		res.First = s.log[0].Seq
 	}
-	if after < res.First-1 {
+	// Events up to Base are the earlier runs' (the front reads them there);
+	// a cursor before what this run's log still keeps of its own is lost.
+	if after < res.First-1 && res.First-1 > res.Base {
 		res.Lost = true
 	}
 	for _, f := range s.log {
@@ -193,12 +249,15 @@ func (s *session) events(after int64) (EventsResult, error) {
 func (s *session) state() (engine.State, error) {
 	m := s.setup.Model
 	st := engine.State{Model: &m, ThinkingLevel: s.setup.Thinking, IsStreaming: s.busy,
-		SteeringMode: engine.ModeOneAtATime, FollowUpMode: engine.ModeOneAtATime, InterruptMode: engine.ModeImmediate,
+		SteeringMode: engine.ModeOneAtATime, FollowUpMode: engine.ModeOneAtATime, InterruptMode: s.interruptMode,
 		SessionID: s.in.SessionID, AutoCompactionEnabled: true, MessageCount: len(s.messages),
 		QueuedMessageCount: len(s.steering) + len(s.followUps), PendingMessageCount: len(s.steering) + len(s.followUps),
 		TodoPhases: []engine.TodoPhase{}, SystemPrompt: s.setup.SystemPrompt, DumpTools: []engine.ToolDump{}}
 	for _, t := range s.setup.Tools {
 		st.DumpTools = append(st.DumpTools, engine.ToolDump{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+	}
+	for _, t := range s.offeredHostTools() {
+		st.DumpTools = append(st.DumpTools, engine.ToolDump{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	return st, nil
 }
@@ -231,13 +290,36 @@ func (s *session) announce(m engine.Message) {
 	s.emit(engine.MessageEnd{Message: m})
 }
 
+// enqueue queues a steering or follow-up message and announces the
+// queues (queue_update), as the in-process session does.
+func (s *session) enqueue(q *[]engine.Message, m engine.Message) {
+	*q = append(*q, m)
+	s.queueChanged()
+}
+
+// take takes the first queued message (mode one-at-a-time) and announces
+// the change.
 func (s *session) take(q *[]engine.Message) []engine.Message {
 	if len(*q) == 0 {
 		return nil
 	}
 	m := (*q)[:1]
 	*q = (*q)[1:]
+	s.queueChanged()
 	return m
+}
+
+func (s *session) queueChanged() {
+	texts := func(q []engine.Message) []string {
+		out := make([]string, 0, len(q))
+		for _, m := range q {
+			if u, ok := m.(*engine.UserMessage); ok {
+				out = append(out, u.Text())
+			}
+		}
+		return out
+	}
+	s.emit(engine.QueueUpdate{Steering: texts(s.steering), FollowUp: texts(s.followUps)})
 }
 
 func msToDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
