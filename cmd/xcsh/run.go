@@ -24,6 +24,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 	"github.com/xcsh-go/xcsh/rpc"
+	rpcschema "github.com/xcsh-go/xcsh/rpc/schema"
 )
 
 // version is the semver sent in the ready frame.
@@ -469,7 +470,7 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 		full = pipeFull(f)
 	}
 	srv := rpc.NewServer(stdout, rpc.Options{
-		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
+		Version: version, SchemaHash: rpcschema.SchemaHash, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
 			if f, ok := stdout.(*os.File); ok {
 				growPipe(f)

@@ -17,6 +17,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/rpc"
 	"github.com/xcsh-go/xcsh/rpc/acp"
+	rpcschema "github.com/xcsh-go/xcsh/rpc/schema"
 	"github.com/xcsh-go/xcsh/rpc/serve"
 )
 
@@ -106,7 +107,7 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 		epoch = "epoch1" // a transcript is repeatable
 	}
 	host := newHost(o, sh, stderr)
-	srv := serve.New(serve.Options{Host: host, Version: version, Cwd: cwd, Log: stderr, HostUI: o.ui,
+	srv := serve.New(serve.Options{Host: host, Version: version, SchemaHash: rpcschema.ServerSchemaHash, Cwd: cwd, Log: stderr, HostUI: o.ui,
 		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch, Updates: o.rpcUpdates})
 	ctx, stop := serveSignals(ctx)
 	defer stop()

@@ -47,6 +47,9 @@ type Options struct {
 	Host *sessions.Manager
 	// Version is the ready frame's.
 	Version string
+	// SchemaHash is the ready frame's: the hash of the server protocol's
+	// schema (rpc/schema's ServerSchemaHash).
+	SchemaHash string
 	// Cwd is the working directory of a session opened without one.
 	Cwd string
 	// HostUI: clients answer the engine's questions (--ui): the ask tool
