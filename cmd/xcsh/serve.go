@@ -114,7 +114,7 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	errs := make(chan error, len(listeners)+1)
 	image := sh.ms.model != nil && slices.Contains(sh.ms.model.Input, "image")
 	acpConn := func(ctx context.Context, r io.Reader, w io.Writer, _ func()) error {
-		a := acp.NewServer(w, acp.Options{Version: version, MaxLineBytes: o.maxLineBytes, Log: stderr, IDs: ids,
+		a := acp.NewServer(w, acp.Options{Version: version, ProtocolVersion: rpcschema.Version, SchemaHash: rpcschema.ACPSchemaHash, MaxLineBytes: o.maxLineBytes, Log: stderr, IDs: ids,
 			Host: host, ImageInput: image})
 		err := a.Run(ctx, r)
 		if errors.Is(err, acp.ErrOutputClosed) {

@@ -7,3 +7,6 @@ const SchemaHash = "8164aa7edb5013fb"
 
 // ServerSchemaHash is Hash("server"), the ready frame's schemaHash in xcsh serve.
 const ServerSchemaHash = "db07357527af4634"
+
+// ACPSchemaHash is Hash("acp-ext"), ACP initialize's _meta.xcsh.schemaHash.
+const ACPSchemaHash = "30f50db7a5e387c6"

@@ -3,10 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 )
-
-var errNotYet = errors.New("not yet")
 
 // indent prints s with two spaces of indentation and a final newline.
 func indent(s *Schema) ([]byte, error) {
