@@ -43,6 +43,9 @@ bench:
 	# The agent server (issue 28; its IdleMemory1000Sessions and Stream5000Deltas run above): an
 	# attach replaying 10,000 events (<= 50 ms).
 	$(GO) test -run '^$$' -bench 'ServeAttachReplay' -benchtime 20x ./cmd/xcsh/
+	# xcsh schema from exec to exit, each format (issue 29: under 50 ms), and the rpc schema
+	# generated in process.
+	$(GO) test -run '^$$' -bench 'Schema(Command|Generate)|VersionCommand' -benchmem -benchtime 20x ./cmd/xcsh/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

@@ -210,7 +210,7 @@ and keys; architecture.md: how it is built).`,
 	f.StringVar(&o.providerSessionID, "provider-session-id", "", "accepted for compatibility; no effect")
 	addTemporalFlags(f, &o.temporal) // temporal_flags.go
 	cmd.AddCommand(newServeCmd(cmd, o, stdin, stdout, stderr), newConnectCmd(stdin, stdout, stderr))
-	cmd.AddCommand(newReplayCmd(stdout, stderr))
+	cmd.AddCommand(newReplayCmd(stdout, stderr), newSchemaCmd(stdout))
 	cmd.AddCommand(newWorkerCmd(cmd, o, stdout, stderr)) // temporal_on.go, temporal_off.go
 	return cmd
 }

@@ -189,9 +189,12 @@ func (b *builder) commands(list []rpc.CommandWire, addExtra func(*Schema) *Schem
 	for _, c := range list {
 		name := pascal(c.Type)
 		s := withType(argsOf(c.Args), Prop{"type", constant(c.Type)})
-		// id is optional and comes first, as hosts write it.
-		props := append(Props{{"id", idProp()}}, *s.Properties...)
-		s.Properties = &props
+		// id is optional and comes first, as hosts write it; a reply's is
+		// its own (the request's), required.
+		if s.Properties.Get("id") == nil {
+			props := append(Props{{"id", idProp()}}, *s.Properties...)
+			s.Properties = &props
+		}
 		s.Description = c.Doc
 		if c.Reply {
 			name = pascal(c.Type)

@@ -178,7 +178,7 @@ func (b *builder) messages() {
 						opt = append(opt, k)
 					}
 				}
-				b.define(name, object(fmt.Sprintf("A %s content block.", v.Type), props, opt...))
+				b.define(name, object(fmt.Sprintf("A content block of type %s.", v.Type), props, opt...))
 				variants = append(variants, ref(name))
 			}
 			b.define(o.Type, &Schema{Description: "A content block of a message.", OneOf: variants})
