@@ -2,7 +2,7 @@
 GO ?= go
 BIN ?= bin/xcsh
 
-.PHONY: build test test-short race check golden bench fuzz demo
+.PHONY: build test test-short race check golden schema bench fuzz demo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/xcsh
@@ -25,6 +25,14 @@ check:
 # Refresh goldens and in-script cmp targets; review the diff like code.
 golden:
 	GOLDIE_UPDATE=1 UPDATE_SCRIPTS=1 $(GO) test ./rpc/ ./cmd/xcsh/ -run 'TestServerGolden|TestScripts' -count=1
+
+# After a change of the protocol's Go types or their doc comments: the schema's generated files
+# (doc comments, hashes), then the typed clients' protocol types (where the clients are), then
+# `make golden` for the schema_* goldens.
+schema:
+	$(GO) generate ./rpc/schema/
+	@if [ -d rpc/client/ts/src ]; then $(GO) run ./cmd/xcsh schema --format typescript > rpc/client/ts/src/protocol.ts; fi
+	@if [ -d rpc/client/python/xcsh_rpc ]; then $(GO) run ./cmd/xcsh schema --format python > rpc/client/python/xcsh_rpc/protocol.py; fi
 
 bench:
 	# Stream includes Stream5000DeltasSlowReader: a host reading 32 KiB a millisecond, the deltas

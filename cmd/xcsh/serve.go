@@ -107,7 +107,7 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 		epoch = "epoch1" // a transcript is repeatable
 	}
 	host := newHost(o, sh, stderr)
-	srv := serve.New(serve.Options{Host: host, Version: version, SchemaHash: rpcschema.ServerSchemaHash, Cwd: cwd, Log: stderr, HostUI: o.ui,
+	srv := serve.New(serve.Options{Host: host, Version: version, SchemaHash: rpcschema.SchemaHash, Cwd: cwd, Log: stderr, HostUI: o.ui,
 		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch, Updates: o.rpcUpdates})
 	ctx, stop := serveSignals(ctx)
 	defer stop()

@@ -31,7 +31,7 @@ var schemaHashRE = regexp.MustCompile(`"schemaHash":"[0-9a-f]{0,16}"`)
 // not half replaced.
 func NormaliseWork(data []byte, work string) []byte {
 	if bytes.Contains(data, []byte(`"schemaHash":"`)) {
-		data = schemaHashRE.ReplaceAll(data, []byte(`"schemaHash":"`+SchemaHashToken+`"`))
+		data = schemaHashRE.ReplaceAllLiteral(data, []byte(`"schemaHash":"`+SchemaHashToken+`"`))
 	}
 	if work == "" {
 		return data

@@ -134,6 +134,8 @@ func goldenKind(path string, first []byte) (kind, why string) {
 		return "", "the harness's own test data"
 	case strings.HasPrefix(base, "replay_"):
 		return "", "replay reports"
+	case strings.HasPrefix(base, "schema_"):
+		return "", "the schema's own printed text"
 	case bytes.HasPrefix(first, []byte(`{"xcshReplay"`)):
 		return "transcript", ""
 	case bytes.HasPrefix(first, []byte(`{"type":"ready"`)):

@@ -2,11 +2,8 @@
 
 package schema
 
-// SchemaHash is Hash("rpc"), the ready frame's schemaHash.
-const SchemaHash = "8164aa7edb5013fb"
-
-// ServerSchemaHash is Hash("server"), the ready frame's schemaHash in xcsh serve.
-const ServerSchemaHash = "db07357527af4634"
+// SchemaHash is Hash("rpc"), the ready frame's schemaHash (--mode rpc and xcsh serve).
+const SchemaHash = "666cd26b2306269a"
 
 // ACPSchemaHash is Hash("acp-ext"), ACP initialize's _meta.xcsh.schemaHash.
-const ACPSchemaHash = "30f50db7a5e387c6"
+const ACPSchemaHash = "7a9dc9ea7e211df9"

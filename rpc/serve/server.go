@@ -47,8 +47,10 @@ type Options struct {
 	Host *sessions.Manager
 	// Version is the ready frame's.
 	Version string
-	// SchemaHash is the ready frame's: the hash of the server protocol's
-	// schema (rpc/schema's ServerSchemaHash).
+	// SchemaHash is the ready frame's: the rpc protocol's (rpc/schema's
+	// SchemaHash), as --mode rpc writes it, so that a client of
+	// serve --stdio sees the same bytes (the server's additions share the
+	// protocol's Version).
 	SchemaHash string
 	// Cwd is the working directory of a session opened without one.
 	Cwd string
