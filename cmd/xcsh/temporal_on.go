@@ -20,6 +20,7 @@ import (
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/durable"
+	rpcschema "github.com/xcsh-go/xcsh/rpc/schema"
 )
 
 // The durable sessions of docs/durable.md: this file is in the binary
@@ -180,7 +181,7 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 	err = durable.RunFront(ctx, durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Session: o.session,
-		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, Start: o.temporal.start()}, stdin, stdout)
+		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, SchemaHash: rpcschema.SchemaHash, Start: o.temporal.start()}, stdin, stdout)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
 	}
