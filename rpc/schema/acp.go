@@ -44,5 +44,5 @@ func acpSchema() (*Schema, error) {
 	b.define("XcshMessage", &Schema{Description: "Any of our _xcsh requests, notifications and results.", OneOf: methods})
 	return b.root("acp-ext.json", "xcsh's extensions of ACP",
 		"The _xcsh methods and notifications xcsh adds to the Agent Client Protocol (--mode acp, and the ACP listener of xcsh serve), and the _meta.xcsh objects: InitializeMeta (initialize's result) and LiveMeta (session/list's sessions).",
-		ref("XcshMessage"))
+		ref("XcshMessage"), "InitializeMeta", "LiveMeta")
 }

@@ -6,4 +6,4 @@ package schema
 const SchemaHash = "666cd26b2306269a"
 
 // ACPSchemaHash is Hash("acp-ext"), ACP initialize's _meta.xcsh.schemaHash.
-const ACPSchemaHash = "7a9dc9ea7e211df9"
+const ACPSchemaHash = "21118768ea2d4fda"

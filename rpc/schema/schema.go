@@ -3,6 +3,7 @@ package schema
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -214,12 +215,49 @@ func (b *builder) messages() {
 	b.r.shapes[reflect.TypeFor[engine.Usage]()] = "Usage"
 }
 
-// root finishes the document.
-func (b *builder) root(id, title, desc string, top *Schema) (*Schema, error) {
+// root finishes the document: the definitions the top schema (or keep)
+// reaches, in order; the shared ones no frame of the protocol uses are
+// left out.
+func (b *builder) root(id, title, desc string, top *Schema, keep ...string) (*Schema, error) {
 	if b.r.err != nil {
 		return nil, b.r.err
 	}
-	defs := b.defs
+	reached := map[string]bool{}
+	var walk func(s *Schema)
+	walk = func(s *Schema) {
+		if s == nil {
+			return
+		}
+		if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok && !reached[name] {
+			reached[name] = true
+			walk(b.defs.Get(name))
+		}
+		if s.Properties != nil {
+			for _, p := range *s.Properties {
+				walk(p.Schema)
+			}
+		}
+		if len(s.Additional) > 0 && s.Additional[0] == '{' {
+			var v Schema
+			if json.Unmarshal(s.Additional, &v) == nil {
+				walk(&v)
+			}
+		}
+		walk(s.Items)
+		for _, o := range append(s.OneOf, s.AnyOf...) {
+			walk(o)
+		}
+	}
+	walk(top)
+	for _, k := range keep {
+		walk(ref(k))
+	}
+	var defs Props
+	for _, d := range b.defs {
+		if reached[d.Name] {
+			defs = append(defs, d)
+		}
+	}
 	top.Schema = "https://json-schema.org/draft/2020-12/schema"
 	top.ID = base + id
 	top.Title = title
