@@ -228,7 +228,7 @@ func TestGoldensValidate(t *testing.T) {
 				}
 				probs = rpcV.check("AgentEvent", line, pickOutput)
 			case "server":
-				probs = serverV.check("ServerOutput", line, pickOutput)
+				probs = serverV.check("RpcOutput", line, pickOutput)
 			case "transcript":
 				var e struct {
 					In, Out json.RawMessage

@@ -67,7 +67,6 @@ func serverSchema() (*Schema, error) {
 		others = append(others, f.Name)
 	}
 	b.unions(inputs, replies, responses, others)
-	b.define("ServerOutput", ref("RpcOutput"))
 	return b.root("server.json", "xcsh agent server protocol",
 		"The frames of xcsh serve: the rpc protocol's, each with the server's envelope (sessionId, and seq on a session's events), its own commands (get_sessions, open_session, attach, detach, close_session) and frames (lagged, resolved, clients_changed, session_closed).",
 		&Schema{AnyOf: []*Schema{ref("RpcInput"), ref("RpcOutput")}})
