@@ -33,9 +33,9 @@ Protocols: rpc (--mode rpc: commands, responses, events, host tool and extension
 frames; the default), server (xcsh serve: the same frames in the server's envelope, and its
 own), acp-ext (our _xcsh extensions of ACP), extensions (the extension protocol's methods).
 
-The schema carries the protocol's "version"; the ready frame's schemaHash is the first 16
-hex digits of the SHA-256 of the printed rpc schema (the server's ready, of the server
-schema; ACP initialize's _meta.xcsh, of acp-ext).
+The schema carries the protocol's "version"; the ready frame's schemaHash (--mode rpc and
+xcsh serve) is the first 16 hex digits of the SHA-256 of the printed rpc schema, and ACP
+initialize's _meta.xcsh.schemaHash that of acp-ext.
 
 Documentation: docs/rpc.md ("Versioning").`,
 		Example: `  xcsh schema > rpc.schema.json
