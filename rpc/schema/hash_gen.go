@@ -3,7 +3,7 @@
 package schema
 
 // SchemaHash is Hash("rpc"), the ready frame's schemaHash (--mode rpc and xcsh serve).
-const SchemaHash = "666cd26b2306269a"
+const SchemaHash = "04c2434cbf91e203"
 
 // ACPSchemaHash is Hash("acp-ext"), ACP initialize's _meta.xcsh.schemaHash.
 const ACPSchemaHash = "21118768ea2d4fda"

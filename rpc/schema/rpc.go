@@ -140,9 +140,32 @@ func rpcSchema() (*Schema, error) {
 	b := newBuilder()
 	inputs, replies, responses, others := b.frames(nil)
 	b.unions(inputs, replies, responses, others)
+	b.typeSets()
 	return b.root("rpc.json", "xcsh RPC protocol",
 		"The frames of xcsh --mode rpc: JSON objects, one per line. A host writes an RpcInput; the agent writes an RpcOutput.",
-		&Schema{AnyOf: []*Schema{ref("RpcInput"), ref("RpcOutput")}})
+		&Schema{AnyOf: []*Schema{ref("RpcInput"), ref("RpcOutput")}}, "CommandType", "FrameType", "UiMethod")
+}
+
+// typeSets defines the closed sets of the discriminators, for a host that
+// switches on them: every command's type, every frame's type the agent
+// writes, every extension UI method.
+func (b *builder) typeSets() {
+	var cmds []string
+	for _, c := range rpc.Commands() {
+		cmds = append(cmds, c.Type)
+	}
+	b.define("CommandType", enum("The type of every line a host may write.", cmds...))
+	frames := []string{"ready", "response"}
+	for _, f := range events {
+		frames = append(frames, f.Event.EventType())
+	}
+	frames = append(frames, uiRequests[0].Event.EventType())
+	b.define("FrameType", enum("The type of every frame the agent writes.", frames...))
+	var methods []string
+	for _, f := range uiRequests {
+		methods = append(methods, f.Method)
+	}
+	b.define("UiMethod", enum("The method of every extension_ui_request.", methods...))
 }
 
 // unions defines the unions hosts type against.
