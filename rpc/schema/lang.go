@@ -126,7 +126,7 @@ func Types(protocol, format string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := Hash(protocol)
+	h, err := hashOf(s) // the schema just generated: not a second generation
 	if err != nil {
 		return nil, err
 	}

@@ -295,7 +295,16 @@ func JSON(protocol string) ([]byte, error) {
 // of the SHA-256 of its printed form. SchemaHash (hash_gen.go) is the rpc
 // schema's, kept by go generate; TestHashGenerated holds the two equal.
 func Hash(protocol string) (string, error) {
-	b, err := JSON(protocol)
+	s, err := Generate(protocol)
+	if err != nil {
+		return "", err
+	}
+	return hashOf(s)
+}
+
+// hashOf is the short hash of a generated schema's printed form.
+func hashOf(s *Schema) (string, error) {
+	b, err := indent(s)
 	if err != nil {
 		return "", err
 	}
