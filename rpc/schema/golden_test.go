@@ -123,7 +123,7 @@ func goldenKind(path string, first []byte) (kind, why string) {
 	base := filepath.Base(path)
 	switch {
 	case strings.Contains(path, string(filepath.Separator)+"acp"+string(filepath.Separator)) || strings.HasPrefix(base, "serve_acp"):
-		return "", "ACP transcript (the ACP protocol is not ours; acp-ext describes our _meta)"
+		return "acp", ""
 	case strings.HasPrefix(base, "serve_"):
 		return "server", ""
 	case strings.HasSuffix(base, "_requests.jsonl"):
@@ -180,6 +180,7 @@ func readLines(t testing.TB, path string) [][]byte {
 // file, the line and the JSON pointer of each problem.
 func TestGoldensValidate(t *testing.T) {
 	rpcV := newValidator(t, "rpc")
+	acpV := newValidator(t, "acp-ext")
 	var serverV *validator
 	checked, refused, skipped := 0, 0, map[string]int{}
 	for _, path := range goldenFiles(t) {
@@ -229,6 +230,13 @@ func TestGoldensValidate(t *testing.T) {
 				probs = rpcV.check("AgentEvent", line, pickOutput)
 			case "server":
 				probs = serverV.check("RpcOutput", line, pickOutput)
+			case "acp":
+				// ACP is not our protocol: only our parts are checked (the
+				// _xcsh messages and the _meta.xcsh objects).
+				var n int
+				if probs, n = checkACP(acpV, line); n == 0 {
+					continue
+				}
 			case "transcript":
 				var e struct {
 					In, Out json.RawMessage
@@ -254,7 +262,7 @@ func TestGoldensValidate(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d lines validated (%d inputs invalid and refused by the agent, as they should be); files skipped: %v", checked, refused, skipped)
+	t.Logf("%d lines validated (%d inputs invalid and refused by the agent, as they should be; of ACP transcripts, only the lines with our _xcsh parts); files skipped: %v", checked, refused, skipped)
 	if checked < 5000 {
 		t.Errorf("only %d golden lines validated: is the classifier skipping transcripts?", checked)
 	}
@@ -265,4 +273,54 @@ func short(b []byte) string {
 		return fmt.Sprintf("%s… (%d bytes)", b[:160], len(b))
 	}
 	return string(b)
+}
+
+// checkACP validates our parts of an ACP line (bare, or wrapped as
+// {"a2c":…} or {"c2a":…} in golden/acp/): an _xcsh message, initialize's
+// _meta.xcsh, session/list's sessions' _meta.xcsh. n counts the parts.
+func checkACP(v *validator, line []byte) (probs []string, n int) {
+	var w struct{ A2C, C2A json.RawMessage }
+	if json.Unmarshal(line, &w) == nil {
+		if w.A2C != nil {
+			line = w.A2C
+		} else if w.C2A != nil {
+			line = w.C2A
+		}
+	}
+	var m struct {
+		Method string
+		Result struct {
+			Meta struct {
+				Xcsh json.RawMessage
+			} `json:"_meta"`
+			AgentCapabilities json.RawMessage
+			Sessions          []struct {
+				Meta struct {
+					Xcsh json.RawMessage
+				} `json:"_meta"`
+			}
+		}
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return nil, 0
+	}
+	if strings.HasPrefix(m.Method, "_xcsh/") {
+		n++
+		probs = append(probs, v.check("XcshMessage", line, nil)...)
+	}
+	if m.Result.AgentCapabilities != nil {
+		n++
+		if m.Result.Meta.Xcsh == nil {
+			probs = append(probs, "initialize: no _meta.xcsh")
+		} else {
+			probs = append(probs, v.check("InitializeMeta", m.Result.Meta.Xcsh, nil)...)
+		}
+	}
+	for _, s := range m.Result.Sessions {
+		if s.Meta.Xcsh != nil {
+			n++
+			probs = append(probs, v.check("LiveMeta", s.Meta.Xcsh, nil)...)
+		}
+	}
+	return probs, n
 }
