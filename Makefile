@@ -54,6 +54,10 @@ bench:
 	# xcsh schema from exec to exit, each format (issue 29: under 50 ms), and the rpc schema
 	# generated in process.
 	$(GO) test -run '^$$' -bench 'Schema(Command|Generate)|VersionCommand' -benchmem -benchtime 20x ./cmd/xcsh/
+	# Tracing (issue 30): a whole run with tracing off and on (off: a nil check per run, call and tool;
+	# compare PromptToRequest and ToolResultToRequest above with a build before it), and one span's
+	# in-process cost when on (< 50 us).
+	$(GO) test -run '^$$' -bench 'OtelOffCostsNothing|Span' -benchmem -benchtime 2000x ./engine/otel/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

@@ -61,6 +61,13 @@
 // ports (SessionFiles, ModelCatalog, Exporter) are defined here, by their
 // consumer, and wired by cmd/xcsh.
 //
+// Tracing is a port too (trace.go): Config.Tracer, nil unless tracing is
+// configured (engine/otel implements it). A run opens its span on its own
+// goroutine, a model call and a tool call theirs around the provider's
+// Stream and the tool's Run, whose contexts then carry the span:
+// TraceParent(ctx) is what an adapter's request, an MCP call or a child
+// process carries. Nil, the engine opens nothing and the check is the cost.
+//
 // # Where features plug in
 //
 // A prompt's text takes Prompt's own extension steps first (hooks.go: an

@@ -43,6 +43,9 @@ type run struct {
 	meter *budgetMeter
 	// timeUp is set on the executor once the time limit has passed.
 	timeUp *BudgetError
+	// span is the run's invoke_agent span (nil: tracing is off); set on
+	// the run goroutine before anything reads it (trace.go).
+	span Span
 }
 
 // postRun is work a run goroutine does after agent_end while the session
@@ -98,8 +101,10 @@ type streamWatch func(r *run, ev StreamEvent) error
 // hook (a prompt, when the BeforeAgentStart hook is wanted), after the
 // hook has answered: its messages follow the prompt and its system prompt
 // is the run's. A fresh run spends its budget from nothing; one that is
-// not (Continue) goes on from what the run before it spent. (actor)
-func (s *Session) startRun(prompts []Message, pre *postRun, hook *AgentStartHook, fresh bool) {
+// not (Continue) goes on from what the run before it spent. parent is the
+// caller's traceparent for the run's span ("" for none; unused when
+// tracing is off). (actor)
+func (s *Session) startRun(prompts []Message, pre *postRun, hook *AgentStartHook, fresh bool, parent string) {
 	prompts = append(prompts, s.nextTurn...)
 	s.nextTurn = nil
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -140,9 +145,20 @@ func (s *Session) startRun(prompts []Message, pre *postRun, hook *AgentStartHook
 		// model call.
 		open()
 	}
+	var trace RunTrace
+	if s.cfg.Tracer != nil {
+		trace = s.runTrace(prompts)
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		if s.cfg.Tracer != nil {
+			// Opened here, off the executor, before the run's first model
+			// call reads it; ended once the session is idle after the run.
+			r.span = s.cfg.Tracer.StartRun(parent, trace)
+			ctx = withSpan(ctx, r.span)
+			defer endRunSpan(r)
+		}
 		if pre != nil {
 			pre.work(pctx)
 			removePre()
@@ -445,6 +461,7 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 	})
 	var err error
 	var cut *ttsrCut // the rule that ended the call, if one did
+	var chat Span    // the call's span when tracing is on
 	q := newStreamQueue(s.cfg.Sink)
 	// Not at all when its fixed part cannot fit (window_fit.go); once, or
 	// again when the request was refused for its size and the window could
@@ -458,7 +475,12 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		var seen atomic.Uint64
 		stopWatch := s.watchStream(scancel, &seen, &q.waiting)
 		stopQueue := context.AfterFunc(sctx, q.close)
-		err = s.cfg.Provider.Stream(sctx, req, func(ev StreamEvent) error {
+		pctx := sctx
+		if r.span != nil {
+			chat = s.cfg.Tracer.StartChat(r.span, req)
+			pctx = withSpan(sctx, chat) // the adapters' requests carry it
+		}
+		err = s.cfg.Provider.Stream(pctx, req, func(ev StreamEvent) error {
 			seen.Add(1)
 			if sctx.Err() != nil {
 				return context.Cause(sctx)
@@ -498,6 +520,12 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 				}
 			})
 			if again {
+				if chat != nil {
+					// The refused attempt is a call of its own: its span
+					// ends with the refusal, the next attempt opens another.
+					chat.End(SpanEnd{Message: &AssistantMessage{StopReason: StopError, ErrorMessage: err.Error()}})
+					chat = nil
+				}
 				err, q = nil, newStreamQueue(s.cfg.Sink)
 			}
 		}
@@ -510,6 +538,9 @@ func (s *Session) streamAssistant(ctx context.Context, r *run, req *Request) *As
 		}
 		msg = s.finishAssistant(r, ctx, err)
 	})
+	if chat != nil {
+		chat.End(SpanEnd{Message: msg})
+	}
 	return msg
 }
 

@@ -74,6 +74,10 @@ func (p *Partial) endBlock(i int, signature string, finalArgs []byte) {
 		b.Thinking = string(pb.raw)
 		b.ThinkingSignature = signature
 	case BlockToolCall:
+		if signature != "" {
+			// Gemini's thought signature of a function call part.
+			b.ThoughtSignature = signature
+		}
 		if argsCut(pb.raw, finalArgs) {
 			b.cut = cutArgs
 		}

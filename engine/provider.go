@@ -72,7 +72,7 @@ const (
 type StreamEvent struct {
 	Kind       StreamEventKind
 	Delta      string
-	Signature  string // the block's signature, on StreamThinkingEnd and StreamTextEnd
+	Signature  string // the block's signature, on StreamThinkingEnd and StreamTextEnd; a tool call's thought signature (Gemini) on StreamToolCallEnd
 	ToolCallID string
 	ToolName   string
 	Arguments  []byte // final arguments JSON object, on StreamToolCallEnd (optional)

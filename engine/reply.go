@@ -85,7 +85,7 @@ func (b *Reply) Apply(ev StreamEvent, emit func(Event)) (notice string) {
 		emit(MessageUpdate{Kind: UpdateToolCallDelta, ContentIndex: i, Delta: ev.Delta, Partial: p})
 	case StreamToolCallEnd:
 		i := open(&b.curTool, toolBlock(), UpdateToolCallStart)
-		p.endBlock(i, "", ev.Arguments)
+		p.endBlock(i, ev.Signature, ev.Arguments)
 		b.curTool = -1
 		tc := p.msg.Content[i]
 		emit(MessageUpdate{Kind: UpdateToolCallEnd, ContentIndex: i, ToolCall: &tc, Partial: p})

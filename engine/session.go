@@ -97,6 +97,9 @@ type Config struct {
 	// TodoClearDelay is how long a completed or abandoned task stays in the
 	// todo list; 0 means DefaultTodoClearDelay, negative never clears.
 	TodoClearDelay time.Duration
+	// Tracer opens the spans of runs, model calls and tool calls
+	// (trace.go); nil: tracing is off and costs nothing.
+	Tracer Tracer
 	// OrderedResults reports the results of parallel (shared) tool calls in
 	// call order instead of completion order. Only the deterministic test
 	// mode sets it: completion order of parallel calls is a race, and a
@@ -335,6 +338,9 @@ type PromptOptions struct {
 	// times. It needs a prompt that starts a run: queued, it fails with
 	// ErrOutputQueued.
 	OutputSchema []byte
+	// TraceParent is the caller's W3C traceparent: the run's span joins
+	// that trace when tracing is on (Config.Tracer); ignored otherwise.
+	TraceParent string
 
 	inTurn bool // admitted from the Input hook in arrival order (admit)
 }
@@ -510,7 +516,7 @@ func (s *Session) prompt(text string, images []ContentBlock, opts PromptOptions)
 	if reason, last := s.promptCompaction(); reason != "" {
 		pre = s.preCompaction(reason, last)
 	}
-	s.startRun([]Message{msg}, pre, hook, true)
+	s.startRun([]Message{msg}, pre, hook, true, opts.TraceParent)
 	return nil
 }
 

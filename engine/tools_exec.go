@@ -156,7 +156,15 @@ func findTool(tools []Tool, name string) Tool {
 // closed, then closes reported.
 func (s *Session) runTool(ctx context.Context, r *run, rd *round, call ContentBlock, tool Tool, order *sendOrder, before <-chan struct{}, reported chan<- struct{}) {
 	defer close(reported)
+	var span Span
+	if r.span != nil {
+		span = s.cfg.Tracer.StartTool(r.span, ToolTrace{ID: call.ID, Name: call.Name, Arguments: call.Arguments})
+		ctx = withSpan(ctx, span) // a child process or an MCP request joins it
+	}
 	res := s.invoke(ctx, call, tool, order)
+	if span != nil {
+		span.End(SpanEnd{Result: &res})
+	}
 	<-before
 	s.Call(func() {
 		if rd.interrupted {

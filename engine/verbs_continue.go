@@ -49,7 +49,7 @@ func (s *Session) Continue(started func()) error {
 	if started != nil {
 		started()
 	}
-	s.startRun(prompts, nil, nil, false)
+	s.startRun(prompts, nil, nil, false, "")
 	return nil
 }
 

@@ -46,7 +46,7 @@ func (s *Session) SendMessage(m *CustomMessage, opts SendOptions) error {
 			return err
 		}
 		s.output = nil
-		s.startRun([]Message{m}, nil, nil, true)
+		s.startRun([]Message{m}, nil, nil, true, "")
 	default:
 		s.emit(MessageStart{Message: m})
 		s.appendMessage(m)

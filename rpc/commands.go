@@ -89,6 +89,9 @@ type promptArgs struct {
 	Images            []imageContent  `json:"images"`
 	StreamingBehavior string          `json:"streamingBehavior"`
 	OutputSchema      json.RawMessage `json:"outputSchema"` // ours: commands_budget.go
+	// TraceParent is the host's W3C traceparent: the run's spans join its
+	// trace when tracing is on (docs/automation.md).
+	TraceParent string `json:"traceparent"`
 }
 
 func (a *promptArgs) check(c *command) error {
@@ -136,6 +139,7 @@ func (s *Server) cmdPrompt(c *command) {
 	s.ok(c, nil)
 	opts := engine.PromptOptions{Images: images(a.Images), StreamingBehavior: a.StreamingBehavior, OutputSchema: schema,
 		Failed: func(err error) { s.fail(c, err) }, Taken: c.later()}
+	opts.TraceParent = a.TraceParent
 	if err := s.sess.Prompt(*a.Message, opts); err != nil {
 		s.fail(c, err)
 	}
@@ -164,6 +168,7 @@ func (s *Server) cmdAbortAndPrompt(c *command) {
 	s.sess.Abort(func() {
 		s.ok(c, nil)
 		opts := engine.PromptOptions{Images: images(a.Images), OutputSchema: schema, Failed: func(err error) { s.fail(c, err) }, Taken: release}
+		opts.TraceParent = a.TraceParent
 		if err := s.sess.Prompt(*a.Message, opts); err != nil {
 			s.fail(c, err)
 		}

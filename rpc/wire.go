@@ -71,6 +71,9 @@ type PromptArgs struct {
 	// OutputSchema is a JSON Schema the final answer must match
 	// (structured output; ours).
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// TraceParent is the host's W3C traceparent: the run's spans join its
+	// trace when tracing is on (docs/automation.md).
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 type queueModeArgs struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/models"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic"
+	"github.com/xcsh-go/xcsh/engine/provider/gemini"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama"
 	"github.com/xcsh-go/xcsh/engine/provider/openai"
 	"github.com/xcsh-go/xcsh/fakeprovider"
@@ -33,6 +34,7 @@ var adapters = []adapter{
 	{"azure-openai-responses", responsesAdapter},
 	{"openai-codex-responses", responsesAdapter},
 	{"anthropic-messages", func(r *models.Registry) engine.Provider { return anthropic.New(anthropic.Options{APIKey: r.APIKey}) }},
+	{"google-generative-ai", func(r *models.Registry) engine.Provider { return gemini.New(gemini.Options{APIKey: r.APIKey}) }},
 	{"ollama", func(*models.Registry) engine.Provider { return ollama.New(ollama.Options{}) }},
 	// The deterministic demo model; --provider fake with a script replaces
 	// it (mux.setFake).

@@ -39,9 +39,9 @@ func TestMuxServesEveryAPI(t *testing.T) {
 		}
 	}
 
-	err = m.Stream(context.Background(), &engine.Request{Model: engine.Model{API: "google-generative-ai", Provider: "g", ID: "gemini"}},
+	err = m.Stream(context.Background(), &engine.Request{Model: engine.Model{API: "google-vertex", Provider: "g", ID: "gemini"}},
 		func(engine.StreamEvent) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), `no adapter for API "google-generative-ai" (model g/gemini) in this build; the APIs that work: openai-completions, openai-responses,`) {
+	if err == nil || !strings.Contains(err.Error(), `no adapter for API "google-vertex" (model g/gemini) in this build; the APIs that work: openai-completions, openai-responses,`) {
 		t.Errorf("unknown API: %v", err)
 	}
 

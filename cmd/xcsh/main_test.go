@@ -24,6 +24,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/extension/exttest"
 	"github.com/xcsh-go/xcsh/engine/mcp/mcptest"
 	"github.com/xcsh-go/xcsh/engine/provider/anthropic/anthropictest"
+	"github.com/xcsh-go/xcsh/engine/provider/gemini/geminitest"
 	"github.com/xcsh-go/xcsh/engine/provider/ollama/ollamatest"
 	"github.com/xcsh-go/xcsh/engine/provider/openai/openaitest"
 	"github.com/xcsh-go/xcsh/rpc/acp/acptest"
@@ -70,6 +71,7 @@ func TestScripts(t *testing.T) {
 	})
 	p := rpctest.Params(filepath.Join(root, "testscripts"), filepath.Join(root, "golden"), func(env *testscript.Env) error {
 		env.Values[apiServersKey{}] = map[string]recorder{}
+		env.Values[otlpKey{}] = map[string]*collector{} // otlp_test.go
 		// The example extensions the ext_example_* scenarios run.
 		env.Setenv("XCSH_EXAMPLES", filepath.Join(root, "docs", "examples", "extensions"))
 		env.Setenv("XCSH_REPO_ROOT", root)
@@ -131,6 +133,8 @@ func TestScripts(t *testing.T) {
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
 	p.Cmds["apiserver"] = apiServerCmd
+	p.Cmds["otlp"] = otlpCmd            // otlp_test.go
+	p.Cmds["atif-valid"] = atifValidCmd // otlp_test.go
 	p.Cmds["mcpserver"] = mcpServerCmd
 	p.Cmds["render"] = renderCmd
 	p.Cmds["acp-example-client"] = acpExampleClientCmd
@@ -145,12 +149,18 @@ func TestScripts(t *testing.T) {
 //	apiserver ollama NAME SCRIPT     start ollamatest with the script; $NAME is its URL
 //	apiserver openai NAME SCRIPT     the same with openaitest ($NAME ends in /v1)
 //	apiserver anthropic NAME SCRIPT  the same with anthropictest
+//	apiserver gemini NAME SCRIPT     the same with geminitest ($NAME has no version: add /v1beta)
 //	apiserver requests NAME        print the request bodies it received, one per line
+//	apiserver header NAME HEADER   print that header of each request (openai)
 func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: apiserver ollama|openai|anthropic NAME SCRIPT | apiserver requests NAME")
+		ts.Fatalf("usage: apiserver ollama|openai|anthropic|gemini NAME SCRIPT | apiserver requests NAME")
 	}
 	servers, _ := ts.Value(apiServersKey{}).(map[string]recorder)
+	if args[0] == "header" {
+		apiHeaders(ts, servers, args) // otlp_test.go
+		return
+	}
 	if args[0] == "requests" {
 		srv, ok := servers[args[1]]
 		if !ok {
@@ -166,7 +176,7 @@ func apiServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	start, ok := apiServers[args[0]]
 	if !ok {
-		ts.Fatalf("apiserver: unknown kind %q (want ollama, openai, anthropic or requests)", args[0])
+		ts.Fatalf("apiserver: unknown kind %q (want ollama, openai, anthropic, gemini or requests)", args[0])
 	}
 	if len(args) != 3 {
 		ts.Fatalf("usage: apiserver %s NAME SCRIPT", args[0])
@@ -204,6 +214,14 @@ var apiServers = map[string]func(script string) (url string, rec recorder, stop 
 		srv := anthropictest.New(script)
 		return srv.URL, anthropicBodies{srv}, srv.Close, nil
 	},
+	"gemini": func(path string) (string, recorder, func(), error) {
+		script, err := geminitest.Load(path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		srv := geminitest.New(script)
+		return srv.URL, geminiBodies{srv}, srv.Close, nil
+	},
 }
 
 type apiServersKey struct{}
@@ -223,6 +241,16 @@ func (o openaiBodies) RequestBodies() [][]byte {
 }
 
 type anthropicBodies struct{ *anthropictest.Server }
+
+type geminiBodies struct{ *geminitest.Server }
+
+func (g geminiBodies) RequestBodies() [][]byte {
+	var out [][]byte
+	for _, r := range g.Requests() {
+		out = append(out, r.Body)
+	}
+	return out
+}
 
 func (a anthropicBodies) RequestBodies() [][]byte {
 	var out [][]byte

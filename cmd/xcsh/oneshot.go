@@ -72,7 +72,11 @@ func runOneShot(ctx context.Context, mode string, lean bool, budget *budgetFlags
 		}
 	}()
 	live.Begin()
-	err = front.Run(ctx, live, prompts, nil)
+	// The caller's trace (TRACEPARENT, as the W3C's environment carrier
+	// names it): the runs' spans join it when tracing is on.
+	// (A new variable: the signal goroutine above reads ctx.)
+	rctx := engine.WithTraceParent(ctx, os.Getenv("TRACEPARENT"))
+	err = front.Run(rctx, live, prompts, nil)
 	live.Close(false)
 	killChildren()
 	var se signalError

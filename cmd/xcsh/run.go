@@ -88,6 +88,8 @@ type options struct {
 	print, listModels                               bool
 	maxTurns                                        int
 	procs                                           procFlags // procs: keys and sandbox (supervise.go)
+	otel                                            otelFlags // tracing (otel.go)
+	noAutoCompaction                                bool
 	// The user's setup (resources.go): context files, skills, templates
 	// and MCP servers.
 	noContextFiles, noSkills, noTemplates, noMCP bool
@@ -188,6 +190,8 @@ and keys; architecture.md: how it is built).`,
 	addBudgetFlags(f, &o.budget) // budgetflags.go
 	f.IntVar(&o.maxLineBytes, "rpc-max-line-bytes", rpc.DefaultMaxLineBytes, "longest accepted input line in bytes")
 	addProcFlags(f, &o.procs) // procs: supervise.go
+	addOtelFlags(f, &o.otel)  // tracing: otel.go
+	f.BoolVar(&o.noAutoCompaction, "no-auto-compaction", false, "never compact on its own (an overflow then fails the run): a strictly appending history, for training on its trajectory (xcsh export --append-only)")
 	f.BoolVar(&o.noContextFiles, "no-context-files", false, "do not read AGENTS.md / CLAUDE.md into the system prompt")
 	f.BoolVar(&o.noSkills, "no-skills", false, "do not discover skills (--skill paths are still read)")
 	f.StringArrayVar(&o.skills, "skill", nil, "a skill file or directory of skills to load (repeatable)")
@@ -212,6 +216,7 @@ and keys; architecture.md: how it is built).`,
 	cmd.AddCommand(newServeCmd(cmd, o, stdin, stdout, stderr), newConnectCmd(stdin, stdout, stderr))
 	cmd.AddCommand(newReplayCmd(stdout, stderr), newSchemaCmd(stdout))
 	cmd.AddCommand(newWorkerCmd(cmd, o, stdout, stderr)) // temporal_on.go, temporal_off.go
+	cmd.AddCommand(newExportCmd(cmd, o, stdout, stderr)) // export.go
 	return cmd
 }
 
@@ -224,6 +229,7 @@ func truthy(v string) bool {
 }
 
 func runRoot(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	defer stopTracing(&o.otel, stderr) // the last spans, whatever the exit
 	mode := o.mode
 	if o.print {
 		if mode != "" && mode != "print" {
@@ -336,6 +342,7 @@ type sharedSetup struct {
 	procs                   *procSetup
 	thinking                engine.ThinkingLevel
 	keepModel, keepThinking bool
+	tracer                  engine.Tracer // nil: tracing off (otel.go)
 }
 
 // setupShared resolves the keys, the models (optional: none yet is no
@@ -348,6 +355,7 @@ func setupShared(o *options, clock engine.Clock, ids engine.IDSource, determinis
 	if err := resolveAPIKey(o, &o.procs.keys, os.Getenv); err != nil { // procs: keys.go
 		return nil, err
 	}
+	tracer := setupTracing(&o.otel, os.Getenv, stderr) // before the adapters make their clients
 	ms, err := setupModels(o, os.Getenv, deterministic, optional, stderr)
 	if err != nil {
 		return nil, err
@@ -366,7 +374,7 @@ func setupShared(o *options, clock engine.Clock, ids engine.IDSource, determinis
 		thinking = level
 	}
 	return &sharedSetup{clock: clock, ids: ids, deterministic: deterministic, ms: ms, procs: procs, thinking: thinking,
-		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != ""}, nil
+		keepModel: o.model != "" || o.provider != "", keepThinking: o.thinking != "", tracer: tracer}, nil
 }
 
 // sessionParts are what differs between the sessions of one process.
@@ -458,6 +466,8 @@ func (sh *sharedSetup) sessionConfig(o *options, p sessionParts, stderr io.Write
 		TodoClearDelay: clearDelay(o.todoClearDelay), Cwd: cwd,
 	}
 	o.budget.configure(&cfg) // budgetflags.go
+	cfg.Tracer = sh.tracer
+	cfg.Compaction.Disabled = o.noAutoCompaction
 	return cfg, extHost, nil
 }
 

@@ -73,6 +73,7 @@ Documentation: docs/server.md.`,
 
 // runServe starts the server on its transports and serves until a signal.
 func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	defer stopTracing(&o.otel, stderr) // the last spans, whatever the exit
 	o.mode = "serve"
 	if err := o.budget.check(o.mode); err != nil { // budgetflags.go
 		return err

@@ -601,3 +601,27 @@ func TestConfigFilesFromSubfolder(t *testing.T) {
 		t.Errorf("outside a repository a parent's .mcp.json was read: %+v", cfgs)
 	}
 }
+
+// TestCallTraceParent: a call made under a span (tracing on) carries its
+// traceparent in the request's _meta; one under none carries no _meta.
+func TestCallTraceParent(t *testing.T) {
+	t.Parallel()
+	m, _, _ := startManager(t, engine.DeterministicEpoch, `,"MCPTEST_TRACE":"1"`)
+	s := m.servers[0]
+	tp := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	for _, c := range []struct {
+		ctx  context.Context
+		want string
+	}{
+		{engine.WithTraceParent(context.Background(), tp), "traceparent: " + tp},
+		{context.Background(), "traceparent: "},
+	} {
+		res, err := (&tool{s: s, name: "traceparent"}).Run(c.ctx, engine.ToolCall{Arguments: []byte(`{}`)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Content[0].Text; got != c.want {
+			t.Fatalf("the server saw %q, want %q", got, c.want)
+		}
+	}
+}

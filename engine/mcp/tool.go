@@ -81,6 +81,11 @@ func (t *tool) Run(ctx context.Context, call engine.ToolCall, update func(engine
 		args = json.RawMessage("{}")
 	}
 	params := &mcp.CallToolParams{Name: t.name, Arguments: args}
+	if tp := engine.TraceParent(ctx); tp != "" {
+		// The call's span (tracing on): the server's own spans join the
+		// trace, as MCP's _meta.traceparent (SEP-414) proposes.
+		params.Meta = mcp.Meta{"traceparent": tp}
+	}
 	if update != nil {
 		token, forget := s.progress.track(update)
 		defer forget() // before Run returns: no update follows the call's end

@@ -6,6 +6,7 @@ import "github.com/xcsh-go/xcsh/engine"
 const (
 	anthropicURL = "https://api.anthropic.com"
 	openaiURL    = "https://api.openai.com/v1"
+	googleURL    = "https://generativelanguage.googleapis.com/v1beta"
 )
 
 var textImage = []string{"text", "image"}
@@ -88,6 +89,21 @@ var catalog = []engine.Model{
 	{ID: "o4-mini", Name: "o4-mini", API: "openai-completions", Provider: "openai", BaseURL: openaiURL,
 		Reasoning: true, Input: textImage, Cost: engine.ModelCost{Input: 1.1, Output: 4.4, CacheRead: 0.275},
 		ContextWindow: 200000, MaxTokens: 100000, Thinking: thinking(engine.ThinkingLow, engine.ThinkingHigh, modeEffort)},
+
+	// Google's Gemini API (google-generative-ai). Gemini 2.5 Pro and 3 Pro
+	// are left out for the reason Claude Haiku 5.5 is: their price doubles
+	// past 200k prompt tokens. Figures from Google's pricing page as we
+	// last read it (context caching at a tenth of the input price), not
+	// re-checked here; Google has no cache-write charge beyond storage.
+	{ID: "gemini-3-flash-preview", Name: "Gemini 3 Flash Preview", API: "google-generative-ai", Provider: "google", BaseURL: googleURL,
+		Reasoning: true, Input: textImage, Cost: engine.ModelCost{Input: 0.5, Output: 3, CacheRead: 0.05},
+		ContextWindow: 1048576, MaxTokens: 65536, Thinking: thinking(engine.ThinkingMinimal, engine.ThinkingHigh, modeGoogleLevel)},
+	{ID: "gemini-2.5-flash", Name: "Gemini 2.5 Flash", API: "google-generative-ai", Provider: "google", BaseURL: googleURL,
+		Reasoning: true, Input: textImage, Cost: engine.ModelCost{Input: 0.3, Output: 2.5, CacheRead: 0.03},
+		ContextWindow: 1048576, MaxTokens: 65536, Thinking: thinking(engine.ThinkingMinimal, engine.ThinkingHigh, modeBudget)},
+	{ID: "gemini-2.5-flash-lite", Name: "Gemini 2.5 Flash-Lite", API: "google-generative-ai", Provider: "google", BaseURL: googleURL,
+		Reasoning: true, Input: textImage, Cost: engine.ModelCost{Input: 0.1, Output: 0.4, CacheRead: 0.01},
+		ContextWindow: 1048576, MaxTokens: 65536, Thinking: thinking(engine.ThinkingMinimal, engine.ThinkingHigh, modeBudget)},
 }
 
 // envKeys lists, per provider, the environment variables that hold its API
@@ -97,7 +113,7 @@ var catalog = []engine.Model{
 var envKeys = map[string][]string{
 	"anthropic":      {"ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"},
 	"openai":         {"OPENAI_API_KEY"},
-	"google":         {"GEMINI_API_KEY"},
+	"google":         {"GEMINI_API_KEY", "GOOGLE_API_KEY"}, // the second is the genai SDKs' name
 	"openrouter":     {"OPENROUTER_API_KEY"},
 	"groq":           {"GROQ_API_KEY"},
 	"xai":            {"XAI_API_KEY"},

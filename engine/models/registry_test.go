@@ -453,7 +453,7 @@ func TestProviders(t *testing.T) {
   my-vllm: {api: openai-completions, discovery: {type: openai-compat}, baseUrl: http://x}
 `
 	r := load(t, nil, map[string]string{"models.yml": yml})
-	want := []string{"anthropic", "openai", "my-vllm", "ollama", "llama.cpp", "lm-studio", "zeta"}
+	want := []string{"anthropic", "openai", "google", "my-vllm", "ollama", "llama.cpp", "lm-studio", "zeta"}
 	if got := r.Providers(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Providers: %v", got)
 	}

@@ -1,5 +1,5 @@
 // Package provider is what the adapters under it (openai, anthropic,
-// ollama) share, and a new one starts from (docs/providers.md): the
+// gemini, ollama) share, and a new one starts from (docs/providers.md): the
 // StreamWriter that keeps the engine's block contract, the checks on a
 // streamed HTTP body (NotAStream, WatchLines), the Retry-After parser and
 // the secrets a failure's text must not show (Secrets, Redact). An

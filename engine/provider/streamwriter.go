@@ -198,6 +198,16 @@ func (w *StreamWriter) ToolCallDelta(fragment string) error {
 	return w.emit(engine.StreamEvent{Kind: engine.StreamToolCallDelta, ToolCallID: w.id, ToolName: w.name, Delta: fragment})
 }
 
+// ToolCallSignature sets the signature that the open tool call's end
+// carries (Gemini's thought signature of a function call part, which the
+// next request sends back with the call). It does nothing when no tool
+// call is open, and emits nothing itself.
+func (w *StreamWriter) ToolCallSignature(sig string) {
+	if w.open == openToolCall {
+		w.sig = sig
+	}
+}
+
 // ToolCallEnd ends the open tool call. args, when not nil, is the final
 // arguments object (it wins over the fragments); it does nothing when no
 // tool call is open.
@@ -206,9 +216,9 @@ func (w *StreamWriter) ToolCallEnd(args []byte) error {
 		return w.err
 	}
 	w.open = openNone
-	id, name := w.id, w.name
-	w.id, w.name = "", ""
-	return w.emit(engine.StreamEvent{Kind: engine.StreamToolCallEnd, ToolCallID: id, ToolName: name, Arguments: args})
+	id, name, sig := w.id, w.name, w.sig
+	w.id, w.name, w.sig = "", "", ""
+	return w.emit(engine.StreamEvent{Kind: engine.StreamToolCallEnd, ToolCallID: id, ToolName: name, Arguments: args, Signature: sig})
 }
 
 // ToolCall emits a whole tool call whose arguments the backend sent at

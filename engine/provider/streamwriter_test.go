@@ -33,6 +33,9 @@ func renderEvent(ev engine.StreamEvent) string {
 	case engine.StreamToolCallDelta:
 		return "call_delta " + ev.ToolCallID + " " + ev.ToolName + " " + ev.Delta
 	case engine.StreamToolCallEnd:
+		if ev.Signature != "" {
+			return "call_end " + ev.ToolCallID + " " + ev.ToolName + " args=" + string(ev.Arguments) + " sig=" + ev.Signature
+		}
 		return "call_end " + ev.ToolCallID + " " + ev.ToolName + " args=" + string(ev.Arguments)
 	case engine.StreamRedactedThinking:
 		return "redacted " + ev.Delta
@@ -115,6 +118,20 @@ func TestStreamWriter(t *testing.T) {
 			},
 			want: []string{"text_start", "text a", `text_end sig={"v":1,"id":"msg_1"}`, "thinking_start", "thinking t", "thinking_end sig=",
 				"text_start", "text b", "text_end sig=msg_2", "text_start", "text_end", "done stop "},
+		},
+		{
+			name: "a tool call's signature rides on its end; one outside a call is dropped, the next call starts without one",
+			write: func(w *StreamWriter) error {
+				w.ToolCallSignature("lost")
+				err := w.ToolCallStart("call_a", "read")
+				w.ToolCallSignature("wrong")
+				w.ToolCallSignature("CiQB")
+				err = errors.Join(err, w.ToolCallDelta(`{}`), w.ToolCallEnd([]byte(`{}`)))
+				w.ToolCallSignature("lost too")
+				return errors.Join(err, w.ToolCall("call_b", "ls", []byte(`{}`)))
+			},
+			want: []string{"call_start call_a read", "call_delta call_a read {}", "call_end call_a read args={} sig=CiQB",
+				"call_start call_b ls", "call_delta call_b ls {}", "call_end call_b ls args={}"},
 		},
 		{
 			name: "text then tool calls back to back",

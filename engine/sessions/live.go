@@ -69,6 +69,9 @@ type Turn struct {
 	// engine.StopAborted when the turn was cancelled; Stop "" with Err set:
 	// the prompt could not start (no model, ...).
 	Done func(engine.TurnResult)
+	// TraceParent is the client's W3C traceparent for the turn's run
+	// (engine.PromptOptions.TraceParent).
+	TraceParent string
 }
 
 func newLive(m *Manager, p *Parts, f Front, cwd string) *Live {
@@ -238,7 +241,7 @@ func (l *Live) start(t *Turn) {
 	case t.Run != nil:
 		t.Run(func() { l.eng.WhenIdle(func() { l.finish(engine.TurnResult{}) }) })
 	default:
-		if err := l.eng.Prompt(t.Text, engine.PromptOptions{Images: t.Images, OutputSchema: t.OutputSchema, Done: l.finish}); err != nil {
+		if err := l.eng.Prompt(t.Text, engine.PromptOptions{Images: t.Images, OutputSchema: t.OutputSchema, Done: l.finish, TraceParent: t.TraceParent}); err != nil {
 			l.finish(engine.TurnResult{Err: err})
 		}
 	}
@@ -294,7 +297,8 @@ func (l *Live) WhenSettled(fn func()) {
 // Ask prompts text as a turn, after everything queued before it, and
 // waits for its result (from any goroutine but the executor). When ctx
 // ends first, all the session's work is cancelled, and Ask returns ctx's
-// cause once the turn has wound down.
+// cause once the turn has wound down. A caller's traceparent in ctx
+// (engine.WithTraceParent) is the turn's.
 func (l *Live) Ask(ctx context.Context, text string, images []engine.ContentBlock) (engine.TurnResult, error) {
 	return l.AskTurn(ctx, Turn{Text: text, Images: images})
 }
@@ -305,6 +309,9 @@ func (l *Live) AskTurn(ctx context.Context, turn Turn) (engine.TurnResult, error
 	ch := make(chan engine.TurnResult, 1)
 	t := &turn
 	t.Gen, t.Done = l.Generation(), func(r engine.TurnResult) { ch <- r }
+	if t.TraceParent == "" {
+		t.TraceParent = engine.TraceParent(ctx)
+	}
 	if !l.Enqueue(func() { l.Prompt(t) }) {
 		return engine.TurnResult{}, ErrClosing
 	}

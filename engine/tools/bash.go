@@ -101,7 +101,7 @@ func (t *bashTool) Run(ctx context.Context, call engine.ToolCall, update func(en
 	}
 	timeout = min(max(timeout, bashMinTimeout), bashMaxTimeout)
 
-	opts := shellexec.Options{Cwd: cwd, Timeout: time.Duration(timeout) * time.Second, Env: a.Env, MaxBytes: DefaultMaxBytes}
+	opts := shellexec.Options{Cwd: cwd, Timeout: time.Duration(timeout) * time.Second, Env: traceEnv(ctx, a.Env), MaxBytes: DefaultMaxBytes}
 	if t.o.StreamInterval > 0 && update != nil {
 		opts.Interval = t.o.StreamInterval
 		opts.OnOutput = func(tail string) {
@@ -199,5 +199,25 @@ func bashText(res shellexec.Result, head, tail int) string {
 		t := Truncation{Truncated: true, ByBytes: true, TotalLines: total, StartLine: total - kept + 1, EndLine: total}
 		out += "\n\n" + TailNotice(t, DefaultMaxBytes)
 	}
+	return out
+}
+
+// traceEnv is the command's extra environment: the model's, and the call's
+// traceparent when tracing is on (TRACEPARENT, the W3C's name for it in an
+// environment), so a traced program the command runs joins the trace. The
+// model's own TRACEPARENT, if it set one, wins.
+func traceEnv(ctx context.Context, env map[string]string) map[string]string {
+	tp := engine.TraceParent(ctx)
+	if tp == "" {
+		return env
+	}
+	if _, set := env["TRACEPARENT"]; set {
+		return env
+	}
+	out := make(map[string]string, len(env)+1)
+	for k, v := range env {
+		out[k] = v
+	}
+	out["TRACEPARENT"] = tp
 	return out
 }

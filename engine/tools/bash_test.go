@@ -402,3 +402,28 @@ func TestBashNoUpdatesWithoutStreaming(t *testing.T) {
 	}
 	wantText(t, res, "one", false, false)
 }
+
+// TestBashTraceParent: under a traced call the command finds the call's
+// traceparent in TRACEPARENT; a model's own value wins; untraced, the
+// variable is whatever the agent's environment had.
+func TestBashTraceParent(t *testing.T) {
+	t.Setenv("TRACEPARENT", "")
+	bash := NewBash(Options{Cwd: t.TempDir()})
+	tp := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	traced := engine.WithTraceParent(context.Background(), tp)
+	for _, c := range []struct {
+		ctx        context.Context
+		args, want string
+	}{
+		{traced, `{"command":"echo \"[$TRACEPARENT]\""}`, "[" + tp + "]"},
+		{traced, `{"command":"echo \"[$TRACEPARENT]\"","env":{"TRACEPARENT":"mine"}}`, "[mine]"},
+		{traced, `{"command":"echo \"[$TRACEPARENT][$A]\"","env":{"A":"1"}}`, "[" + tp + "][1]"},
+		{context.Background(), `{"command":"echo \"[$TRACEPARENT]\""}`, "[]"},
+	} {
+		res, err := bash.Run(c.ctx, engine.ToolCall{ID: "c1", Name: "bash", Arguments: []byte(c.args)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantText(t, res, c.want, false, false)
+	}
+}

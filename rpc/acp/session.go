@@ -223,6 +223,7 @@ func (ss *session) prompt(from *Server, req *jsonrpc.Request, gen uint64) {
 	ss.echoPrompt(from, p.Prompt)
 	t := &sessions.Turn{ID: string(req.ID), Text: text, Images: images, Gen: gen,
 		Done: func(res engine.TurnResult) { ss.answer(from, req, res) }}
+	t.TraceParent, _ = p.Meta["traceparent"].(string) // ACP reserves _meta.traceparent for W3C trace context
 	if cmd, args, ok := builtinCommand(text); ok {
 		t.Run = func(done func()) { cmd(ss, args, done) }
 	}

@@ -3,7 +3,7 @@
 package schema
 
 // SchemaHash is Hash("rpc"), the ready frame's schemaHash (--mode rpc and xcsh serve).
-const SchemaHash = "04c2434cbf91e203"
+const SchemaHash = "bb23b547c469107d"
 
 // ACPSchemaHash is Hash("acp-ext"), ACP initialize's _meta.xcsh.schemaHash.
 const ACPSchemaHash = "21118768ea2d4fda"

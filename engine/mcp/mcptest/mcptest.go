@@ -6,7 +6,8 @@
 // list that changes, an elicitation, the secrets it was given, and (over
 // stdio, with ExtrasEnv set) a flood of tools/list_changed notifications,
 // a count of the tools/list requests the client made and the length of a
-// variable of its environment.
+// variable of its environment; with TraceEnv set, the traceparent of a
+// call's _meta.
 package mcptest
 
 import (
@@ -37,6 +38,9 @@ const (
 	// (which work on its wire), env, and two whose names are too long
 	// (LongToolPrefix); the other scenarios' tool lists stay as they are.
 	ExtrasEnv = "MCPTEST_EXTRAS"
+	// TraceEnv set to 1 adds the tool traceparent, which answers the
+	// traceparent of its call's _meta (the other lists stay as they are).
+	TraceEnv = "MCPTEST_TRACE"
 )
 
 // LongToolPrefix begins the names of two of the extra tools, whose names
@@ -75,6 +79,13 @@ func newServer(w *wire) *mcp.Server {
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return text("echo: " + in.Text), nil, nil
 		})
+	if os.Getenv(TraceEnv) == "1" {
+		mcp.AddTool(s, &mcp.Tool{Name: "traceparent", Description: "The traceparent of the call's _meta"},
+			func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+				tp, _ := req.Params.Meta["traceparent"].(string)
+				return text("traceparent: " + tp), nil, nil
+			})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "media", Description: "An image, an embedded resource and a link"},
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{
