@@ -2,7 +2,7 @@
 GO ?= go
 BIN ?= bin/xcsh
 
-.PHONY: build test test-short race check golden bench fuzz demo
+.PHONY: build test test-short race check golden schema bench fuzz demo
 
 # xcsh and, beside it, xcsh-bedrock: the helper that serves Amazon Bedrock
 # models (docs/providers.md), which xcsh finds next to its own binary.
@@ -29,6 +29,14 @@ check:
 golden:
 	GOLDIE_UPDATE=1 UPDATE_SCRIPTS=1 $(GO) test ./rpc/ ./cmd/xcsh/ -run 'TestServerGolden|TestScripts' -count=1
 
+# After a change of the protocol's Go types or their doc comments: the schema's generated files
+# (doc comments, hashes), then the typed clients' protocol types (where the clients are), then
+# `make golden` for the schema_* goldens.
+schema:
+	$(GO) generate ./rpc/schema/
+	@if [ -d rpc/client/ts/src ]; then $(GO) run ./cmd/xcsh schema --format typescript > rpc/client/ts/src/protocol.ts; fi
+	@if [ -d rpc/client/python/xcsh_rpc ]; then $(GO) run ./cmd/xcsh schema --format python > rpc/client/python/xcsh_rpc/protocol.py; fi
+
 bench:
 	# Stream includes Stream5000DeltasSlowReader: a host reading 32 KiB a millisecond, the deltas
 	# merged while stdout is full (issue 15: bytes written and time, against 300 MB unmerged).
@@ -46,6 +54,9 @@ bench:
 	# The agent server (issue 28; its IdleMemory1000Sessions and Stream5000Deltas run above): an
 	# attach replaying 10,000 events (<= 50 ms).
 	$(GO) test -run '^$$' -bench 'ServeAttachReplay' -benchtime 20x ./cmd/xcsh/
+	# xcsh schema from exec to exit, each format (issue 29: under 50 ms), and the rpc schema
+	# generated in process.
+	$(GO) test -run '^$$' -bench 'Schema(Command|Generate)|VersionCommand' -benchmem -benchtime 20x ./cmd/xcsh/
 	# Tracing (issue 30): a whole run with tracing off and on (off: a nil check per run, call and tool;
 	# compare PromptToRequest and ToolResultToRequest above with a build before it), and one span's
 	# in-process cost when on (< 50 us).

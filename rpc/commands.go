@@ -232,9 +232,7 @@ func (s *Server) cmdLastAssistantText(c *command) {
 		s.ok(c, []byte("{}"))
 		return
 	}
-	s.okJSON(c, struct {
-		Text string `json:"text"`
-	}{text})
+	s.okJSON(c, textData{text})
 }
 
 func (s *Server) cmdSetSessionName(c *command) {

@@ -47,9 +47,7 @@ func (s *Server) cmdSetTodos(c *command) {
 		list = append(list, engine.TodoPhase{ID: p.ID, Name: p.Name, Tasks: tasks})
 	}
 	stored := s.sess.SetTodos(list)
-	s.okJSON(c, struct {
-		TodoPhases []engine.TodoPhase `json:"todoPhases"`
-	}{stored})
+	s.okJSON(c, todosData{stored})
 }
 
 // cmdCompact summarises the context by hand. It answers when the summary
@@ -57,9 +55,7 @@ func (s *Server) cmdSetTodos(c *command) {
 // what passes an abort's hold (get_state, abort, replies): abort cancels
 // the compaction ("Compaction cancelled").
 func (s *Server) cmdCompact(c *command) {
-	var a struct {
-		CustomInstructions *string `json:"customInstructions"`
-	}
+	var a compactArgs
 	if err := decode(c, &a); err != nil {
 		s.fail(c, errMustBe(c.typ, "customInstructions", "a string"))
 		return

@@ -14,9 +14,7 @@ func (s *Server) cmdSetHostTools(c *command) {
 		s.fail(c, err)
 		return
 	}
-	s.okJSON(c, struct {
-		ToolNames []string `json:"toolNames"`
-	}{names})
+	s.okJSON(c, toolNamesData{names})
 }
 
 // str is *p, or "" for an absent (nil) string.

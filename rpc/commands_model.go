@@ -29,16 +29,12 @@ func (s *Server) cmdCycleThinkingLevel(c *command) {
 		s.ok(c, []byte("null"))
 		return
 	}
-	s.okJSON(c, struct {
-		Level engine.ThinkingLevel `json:"level"`
-	}{level})
+	s.okJSON(c, levelData{level})
 }
 
 // cmdGetAvailableModels answers {"models":[…]}.
 func (s *Server) cmdGetAvailableModels(c *command) {
-	s.okJSON(c, struct {
-		Models []engine.Model `json:"models"`
-	}{s.sess.AvailableModels()})
+	s.okJSON(c, modelsData{s.sess.AvailableModels()})
 }
 
 // cmdSetModel selects an available model by exact provider and id; it

@@ -35,9 +35,7 @@ func (s *Server) cmdGetCommands(c *command) {
 		}
 		out = append(out, pc)
 	}
-	s.okJSON(c, struct {
-		Commands []piCommand `json:"commands"`
-	}{out})
+	s.okJSON(c, piCommandsData{out})
 }
 
 // ompCommand is one entry of omp's get_available_commands.
@@ -77,9 +75,7 @@ func (s *Server) cmdGetAvailableCommands(c *command) {
 		}
 		out = append(out, oc)
 	}
-	s.okJSON(c, struct {
-		Commands []ompCommand `json:"commands"`
-	}{out})
+	s.okJSON(c, ompCommandsData{out})
 }
 
 // mcpServer is one entry of get_mcp_servers.
@@ -103,7 +99,5 @@ func (s *Server) cmdGetMCPServers(c *command) {
 		}
 		out = append(out, mcpServer{Name: st.Name, Transport: st.Transport, Status: st.Status, Tools: tools, Error: st.Error})
 	}
-	s.okJSON(c, struct {
-		Servers []mcpServer `json:"servers"`
-	}{out})
+	s.okJSON(c, mcpServersData{out})
 }

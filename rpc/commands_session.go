@@ -1,19 +1,11 @@
 package rpc
 
-import (
-	"github.com/xcsh-go/xcsh/engine"
-)
-
 func (s *Server) cmdGetBranchMessages(c *command) {
-	s.okJSON(c, struct {
-		Messages []engine.EntryText `json:"messages"`
-	}{s.sess.UserEntries()})
+	s.okJSON(c, entryTextsData{s.sess.UserEntries()})
 }
 
 func (s *Server) cmdGetForkMessages(c *command) {
-	s.okJSON(c, struct {
-		Messages []engine.EntryText `json:"messages"`
-	}{s.sess.BranchUserEntries()})
+	s.okJSON(c, entryTextsData{s.sess.BranchUserEntries()})
 }
 
 func (s *Server) cmdGetSessionStats(c *command) { s.okJSON(c, s.sess.Stats()) }
@@ -27,11 +19,7 @@ const (
 // at most 10000), cursor from the previous page, order "asc" (default)
 // or "desc" (from the newest).
 func (s *Server) cmdGetMessagesPage(c *command) {
-	var a struct {
-		Limit  *int    `json:"limit"`
-		Cursor *string `json:"cursor"`
-		Order  string  `json:"order"`
-	}
+	var a messagesPageArgs
 	if err := decode(c, &a); err != nil {
 		s.fail(c, err)
 		return
@@ -53,9 +41,5 @@ func (s *Server) cmdGetMessagesPage(c *command) {
 		s.fail(c, err)
 		return
 	}
-	s.okJSON(c, struct {
-		Messages      []engine.Message `json:"messages"`
-		TotalMessages int              `json:"totalMessages"`
-		NextCursor    string           `json:"nextCursor,omitempty"`
-	}{page.Messages, page.Total, page.NextCursor})
+	s.okJSON(c, messagesPageData{page.Messages, page.Total, page.NextCursor})
 }

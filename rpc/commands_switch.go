@@ -13,9 +13,7 @@ import (
 
 // cmdNewSession starts an empty session (parentSession recorded as given).
 func (s *Server) cmdNewSession(c *command) {
-	var a struct {
-		ParentSession *string `json:"parentSession"`
-	}
+	var a newSessionArgs
 	if err := decode(c, &a); err != nil {
 		s.fail(c, err)
 		return
@@ -76,10 +74,7 @@ func (s *Server) branchFrom(c *command) {
 			s.fail(c, err)
 			return
 		}
-		s.okJSON(c, struct {
-			Text      string `json:"text"`
-			Cancelled bool   `json:"cancelled"`
-		}{text, cancelled})
+		s.okJSON(c, branchData{text, cancelled})
 	})
 }
 
@@ -97,9 +92,7 @@ func (s *Server) cmdClone(c *command) {
 // outputPath or xcsh-session-<file name>.html in the process's directory,
 // and answers the path as written.
 func (s *Server) cmdExportHTML(c *command) {
-	var a struct {
-		OutputPath *string `json:"outputPath"`
-	}
+	var a exportArgs
 	if err := decode(c, &a); err != nil {
 		s.fail(c, err)
 		return
@@ -115,8 +108,6 @@ func (s *Server) cmdExportHTML(c *command) {
 			s.fail(c, err)
 			return
 		}
-		s.okJSON(c, struct {
-			Path string `json:"path"`
-		}{written})
+		s.okJSON(c, exportData{written})
 	})
 }

@@ -32,6 +32,9 @@
 // calls one verb of the session (engine.Session) and encodes the answer,
 // with no decision of its own beyond argument shape and wire text;
 // errors.go maps the engine's typed errors to the original's texts.
+// wire.go lists every command with the types its handler decodes into and
+// answers with (Commands): the protocol's schema (rpc/schema, `xcsh
+// schema`) is generated from it, and a test holds it to the handlers.
 // Events of a run reach the Server as the engine.Sink on the same
 // executor, so responses and events have a single order. Frames are
 // written to stdout by whoever produced them, one Write of one line each,

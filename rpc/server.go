@@ -27,7 +27,11 @@ const DefaultMaxLineBytes = lineio.DefaultMaxLine
 
 // Options configure a Server.
 type Options struct {
-	Version      string
+	Version string
+	// SchemaHash is the hash of the protocol's schema (rpc/schema's
+	// SchemaHash), written in the ready frame so a host can tell the
+	// protocol it was built against from this one.
+	SchemaHash   string
 	MaxLineBytes int    // 0: DefaultMaxLineBytes
 	Updates      string // UpdatesFull (default) or UpdatesDelta
 	Log          io.Writer
@@ -255,9 +259,10 @@ func (s *Server) Run(ctx context.Context, in io.Reader) error {
 	}()
 	defer func() { stop(nil); <-watched }()
 	ready, _ := engine.MarshalJSON(struct {
-		Type    string `json:"type"`
-		Version string `json:"version"`
-	}{"ready", s.opts.Version})
+		Type       string `json:"type"`
+		Version    string `json:"version"`
+		SchemaHash string `json:"schemaHash"`
+	}{"ready", s.opts.Version, s.opts.SchemaHash})
 	s.writeRaw(ready)
 	actorDone := make(chan struct{})
 	go func() { s.sess.Loop(); close(actorDone) }()

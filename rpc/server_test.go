@@ -82,6 +82,8 @@ func serve(t testing.TB, in io.Reader, model bool, opts Options, configure ...fu
 	t.Helper()
 	out := &syncBuffer{}
 	opts.Version = "0.0.0-test"
+	// As goldens write every hash (rpc/replay.SchemaHashToken).
+	opts.SchemaHash = "$SCHEMA_HASH"
 	srv := NewServer(out, opts)
 	cfg := engine.Config{Provider: echoProvider{}, Clock: engine.DeterministicEpoch, IDs: &engine.SequentialIDs{}, Sink: srv, SessionID: "0000000000000001"}
 	if model {

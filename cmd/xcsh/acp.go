@@ -12,6 +12,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/tools"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 	"github.com/xcsh-go/xcsh/rpc/acp"
+	rpcschema "github.com/xcsh-go/xcsh/rpc/schema"
 )
 
 // runACP serves the Agent Client Protocol on stdin and stdout (--mode
@@ -51,6 +52,7 @@ func runACP(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.
 		full = pipeFull(f)
 	}
 	srv := acp.NewServer(out, acp.Options{
+		ProtocolVersion: rpcschema.Version, SchemaHash: rpcschema.ACPSchemaHash,
 		Version: version, MaxLineBytes: o.maxLineBytes, Log: stderr, IDs: ids,
 		Host: newHost(o, sh, stderr), ImageInput: image,
 		OutputFull: full,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xcsh-go/xcsh/rpc/replay"
+	rpcschema "github.com/xcsh-go/xcsh/rpc/schema"
 )
 
 // replayOptions are the flags of xcsh replay.
@@ -129,9 +130,10 @@ func replayOne(ctx context.Context, o *replayOptions, self, file string, stderr 
 				"XCSH_REPLAY_TRANSCRIPT=" + abs,
 				"XCSH_REPLAY_NAME=" + strings.TrimSuffix(filepath.Base(file), ".jsonl"),
 			},
-			Stderr:  stderr,
-			Timeout: o.timeout,
-			Name:    file,
+			Stderr:     stderr,
+			Timeout:    o.timeout,
+			Name:       file,
+			SchemaHash: rpcschema.SchemaHash,
 		})
 	}
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
 	"github.com/xcsh-go/xcsh/engine/tools/shellexec"
 	"github.com/xcsh-go/xcsh/rpc"
+	rpcschema "github.com/xcsh-go/xcsh/rpc/schema"
 )
 
 // version is the semver sent in the ready frame.
@@ -213,7 +214,7 @@ and keys; architecture.md: how it is built).`,
 	f.StringVar(&o.providerSessionID, "provider-session-id", "", "accepted for compatibility; no effect")
 	addTemporalFlags(f, &o.temporal) // temporal_flags.go
 	cmd.AddCommand(newServeCmd(cmd, o, stdin, stdout, stderr), newConnectCmd(stdin, stdout, stderr))
-	cmd.AddCommand(newReplayCmd(stdout, stderr))
+	cmd.AddCommand(newReplayCmd(stdout, stderr), newSchemaCmd(stdout))
 	cmd.AddCommand(newWorkerCmd(cmd, o, stdout, stderr)) // temporal_on.go, temporal_off.go
 	cmd.AddCommand(newExportCmd(cmd, o, stdout, stderr)) // export.go
 	return cmd
@@ -479,7 +480,7 @@ func runRPC(ctx context.Context, o *options, a *agentSetup, stdin io.Reader, std
 		full = pipeFull(f)
 	}
 	srv := rpc.NewServer(stdout, rpc.Options{
-		Version: version, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
+		Version: version, SchemaHash: rpcschema.SchemaHash, MaxLineBytes: o.maxLineBytes, Updates: o.rpcUpdates, Log: stderr,
 		GrowOutput: func() {
 			if f, ok := stdout.(*os.File); ok {
 				growPipe(f)

@@ -17,6 +17,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
 	"github.com/xcsh-go/xcsh/rpc"
 	"github.com/xcsh-go/xcsh/rpc/acp"
+	rpcschema "github.com/xcsh-go/xcsh/rpc/schema"
 	"github.com/xcsh-go/xcsh/rpc/serve"
 )
 
@@ -107,14 +108,14 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 		epoch = "epoch1" // a transcript is repeatable
 	}
 	host := newHost(o, sh, stderr)
-	srv := serve.New(serve.Options{Host: host, Version: version, Cwd: cwd, Log: stderr, HostUI: o.ui,
+	srv := serve.New(serve.Options{Host: host, Version: version, SchemaHash: rpcschema.SchemaHash, Cwd: cwd, Log: stderr, HostUI: o.ui,
 		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch, Updates: o.rpcUpdates})
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 	errs := make(chan error, len(listeners)+1)
 	image := sh.ms.model != nil && slices.Contains(sh.ms.model.Input, "image")
 	acpConn := func(ctx context.Context, r io.Reader, w io.Writer, _ func()) error {
-		a := acp.NewServer(w, acp.Options{Version: version, MaxLineBytes: o.maxLineBytes, Log: stderr, IDs: ids,
+		a := acp.NewServer(w, acp.Options{Version: version, ProtocolVersion: rpcschema.Version, SchemaHash: rpcschema.ACPSchemaHash, MaxLineBytes: o.maxLineBytes, Log: stderr, IDs: ids,
 			Host: host, ImageInput: image})
 		err := a.Run(ctx, r)
 		if errors.Is(err, acp.ErrOutputClosed) {

@@ -22,6 +22,7 @@ import (
 	"github.com/xcsh-go/xcsh/engine/durable"
 	"github.com/xcsh-go/xcsh/engine/tools/schema"
 	"github.com/xcsh-go/xcsh/rpc"
+	rpcschema "github.com/xcsh-go/xcsh/rpc/schema"
 )
 
 // The durable sessions of docs/durable.md: this file is in the binary
@@ -189,7 +190,7 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 	err = durable.RunFront(ctx, durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Session: o.session,
-		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, Start: o.temporal.start(),
+		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, SchemaHash: rpcschema.SchemaHash, Start: o.temporal.start(),
 		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, Validator: schema.New()}, stdin, stdout)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}

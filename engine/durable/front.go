@@ -35,7 +35,9 @@ type FrontOptions struct {
 	// "off": none). A fleet's fronts listen where the workers reach them.
 	Listen  string
 	Version string
-	Start   Start // the workflow's input when the session is new
+	// SchemaHash is the ready frame's schemaHash (rpc/schema's SchemaHash).
+	SchemaHash string
+	Start      Start // the workflow's input when the session is new
 	// Poll is the longest wait between two reads of the event log.
 	Poll time.Duration
 	// Host tools: the host's frames read by the RPC server's rule
@@ -78,9 +80,10 @@ func RunFront(ctx context.Context, o FrontOptions, in io.Reader, out io.Writer) 
 		defer stop()
 	}
 	ready, _ := engine.MarshalJSON(struct {
-		Type    string `json:"type"`
-		Version string `json:"version"`
-	}{"ready", o.Version})
+		Type       string `json:"type"`
+		Version    string `json:"version"`
+		SchemaHash string `json:"schemaHash"`
+	}{"ready", o.Version, o.SchemaHash})
 	f.write(ready)
 	var wg sync.WaitGroup
 	wg.Add(1)

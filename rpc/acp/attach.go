@@ -83,9 +83,7 @@ func (p *peer) run() {
 	lagged := p.lagged
 	p.mu.Unlock()
 	if lagged {
-		p.srv.c.notify(notifyLagged, struct {
-			SessionID string `json:"sessionId"`
-		}{p.ss.id})
+		p.srv.c.notify(notifyLagged, sessionRef{p.ss.id})
 	}
 }
 
@@ -278,9 +276,7 @@ func (ss *session) join(s *Server, req *jsonrpc.Request, p attachParams) {
 
 // detach is _xcsh/session/detach.
 func (s *Server) detach(req *jsonrpc.Request) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-	}
+	var p sessionRef
 	if err := json.Unmarshal(orEmptyObject(req.Params), &p); err != nil {
 		s.c.fail(req, errInvalidParams(err.Error()))
 		return
@@ -321,9 +317,7 @@ func (s *Server) detachAll() {
 func (ss *session) closePeers() {
 	for _, p := range ss.peersNow() {
 		p.do(func() {
-			p.srv.c.notify(notifyClosed, struct {
-				SessionID string `json:"sessionId"`
-			}{ss.id})
+			p.srv.c.notify(notifyClosed, sessionRef{ss.id})
 		})
 		ss.dropPeer(p)
 	}
@@ -532,8 +526,8 @@ func (ss *session) echoPrompt(from *Server, blocks []sdk.ContentBlock) {
 // liveMeta is session/list's word on a live session (_meta.xcsh): open in
 // this process, and who drives and watches it (an ACP session's opener
 // and attached clients).
-func (s *Server) liveMeta(id string) map[string]any {
-	m := map[string]any{"live": true}
+func (s *Server) liveMeta(id string) LiveMeta {
+	m := LiveMeta{Live: true}
 	if l := s.opts.Host.Get(id); l != nil {
 		if ss, ok := l.Value().(*session); ok {
 			ctl, obs := 1, 0
@@ -544,7 +538,7 @@ func (s *Server) liveMeta(id string) map[string]any {
 					obs++
 				}
 			}
-			m["controllers"], m["observers"] = ctl, obs
+			m.Controllers, m.Observers = &ctl, &obs
 		}
 	}
 	return m

@@ -21,9 +21,12 @@ const ProtocolVersion = sdk.ProtocolVersionNumber
 
 // Options configure a Server.
 type Options struct {
-	Version      string // agentInfo.version
-	MaxLineBytes int    // 0: lineio.DefaultMaxLine (64 MiB)
-	Log          io.Writer
+	Version string // agentInfo.version
+	// ProtocolVersion and SchemaHash are initialize's _meta.xcsh: the
+	// version and hash of our extensions' schema (rpc/schema, acp-ext).
+	ProtocolVersion, SchemaHash string
+	MaxLineBytes                int // 0: lineio.DefaultMaxLine (64 MiB)
+	Log                         io.Writer
 	// IDs mints message ids (messageId of the chunks); the sessions' own.
 	IDs engine.IDSource
 	// Host is the session host: it builds, opens, lists and closes the
@@ -349,6 +352,7 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 		ProtocolVersion: ProtocolVersion,
 		AgentInfo:       &sdk.Implementation{Name: "xcsh", Title: &title, Version: s.opts.Version},
 		AuthMethods:     []sdk.AuthMethod{},
+		Meta:            map[string]any{"xcsh": InitializeMeta{ProtocolVersion: s.opts.ProtocolVersion, SchemaHash: s.opts.SchemaHash}},
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{Image: s.opts.ImageInput, EmbeddedContext: true},

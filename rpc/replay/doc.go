@@ -31,8 +31,9 @@
 // # Normalisation
 //
 // Agent mode compares frames as the suite's golden command does: the
-// work directory is written $WORK (NormaliseWork) and everything else is
-// compared byte for byte. Host mode compares the host's lines as JSON
+// work directory is written $WORK and the ready frame's schema hash
+// $SCHEMA_HASH (NormaliseWork), and everything else is compared byte for
+// byte; host mode plays the binary's own hash (HostOptions.SchemaHash). Host mode compares the host's lines as JSON
 // values (key order and spacing are the host's), with three allowances a
 // host needs: the ids of its commands are its own (matched by position,
 // and the scripted agent answers with the host's id), keys named

@@ -32,6 +32,9 @@ type HostOptions struct {
 	Timeout time.Duration
 	// Name is how the report names the transcript.
 	Name string
+	// SchemaHash is written for SchemaHashToken in the frames the host is
+	// sent (the ready frame's schemaHash), as the agent would write it.
+	SchemaHash string
 }
 
 func (o HostOptions) timeout() time.Duration {
@@ -106,6 +109,7 @@ func Host(ctx context.Context, t *Transcript, opts HostOptions) (*Report, error)
 	}()
 
 	s := newScripted(t, dir, resolved, opts.timeout(), toW, lines)
+	s.hash = opts.SchemaHash
 	s.run()
 	// The scripted agent's output ends: the host sees the agent exit.
 	toW.Close()
@@ -134,6 +138,7 @@ func Host(ctx context.Context, t *Transcript, opts HostOptions) (*Report, error)
 // runs it.
 type scripted struct {
 	t        *Transcript
+	hash     string // SchemaHash
 	dir      string // the host's directory, as given and as resolved
 	resolved string
 	timeout  time.Duration
@@ -268,6 +273,9 @@ func (s *scripted) run() {
 func (s *scripted) play(i int) bool {
 	e := s.t.Entries[i]
 	frame := expandWork(e.Frame, s.dir, !e.Raw)
+	if s.hash != "" {
+		frame = bytes.ReplaceAll(frame, []byte(SchemaHashToken), []byte(s.hash))
+	}
 	if c := s.respondsTo[i]; c >= 0 {
 		if host, ok := s.hostIDs[c]; ok {
 			frame = replaceTopID(frame, host)

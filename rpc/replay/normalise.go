@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 )
 
@@ -10,15 +11,28 @@ import (
 // transcripts.
 const WorkToken = "$WORK"
 
+// SchemaHashToken is what the ready frame's schemaHash is written as in
+// goldens and transcripts, so they do not change with every change of the
+// schema (the scenario ready_has_schema_hash checks the real one).
+const SchemaHashToken = "$SCHEMA_HASH"
+
+// schemaHashRE is the ready frame's schemaHash member: 16 hex digits (or
+// "", from a front given none).
+var schemaHashRE = regexp.MustCompile(`"schemaHash":"[0-9a-f]{0,16}"`)
+
 // NormaliseWork replaces the work directory with the literal $WORK, both as
 // written and as it appears inside JSON strings (escaped backslashes on
-// Windows), so goldens do not depend on the temporary directory. It is the
-// suite's only normalisation of what the agent writes (the golden command
-// of rpc/rpctest and agent mode use it): everything else must be made
-// deterministic at the source (XCSH_DETERMINISTIC). An occurrence followed
-// by a character that could continue a file name is left alone, so a
-// sibling such as $WORK-other is not half replaced.
+// Windows), so goldens do not depend on the temporary directory, and the
+// schema hash with SchemaHashToken. It is the suite's only normalisation
+// of what the agent writes (the golden command of rpc/rpctest and agent
+// mode use it): everything else must be made deterministic at the source
+// (XCSH_DETERMINISTIC). An occurrence followed by a character that could
+// continue a file name is left alone, so a sibling such as $WORK-other is
+// not half replaced.
 func NormaliseWork(data []byte, work string) []byte {
+	if bytes.Contains(data, []byte(`"schemaHash":"`)) {
+		data = schemaHashRE.ReplaceAllLiteral(data, []byte(`"schemaHash":"`+SchemaHashToken+`"`))
+	}
 	if work == "" {
 		return data
 	}

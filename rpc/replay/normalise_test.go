@@ -50,3 +50,17 @@ func TestExpandWork(t *testing.T) {
 		})
 	}
 }
+
+// The ready frame's schemaHash becomes the token, whatever the hash (and
+// "" too, from a front given none); nothing else that looks like it does.
+func TestNormaliseSchemaHash(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"type":"ready","version":"0.1.0","schemaHash":"0123456789abcdef"}`: `{"type":"ready","version":"0.1.0","schemaHash":"$SCHEMA_HASH"}`,
+		`{"type":"ready","version":"0.1.0","schemaHash":""}`:                 `{"type":"ready","version":"0.1.0","schemaHash":"$SCHEMA_HASH"}`,
+		`{"text":"schemaHash 0123456789abcdef"}`:                             `{"text":"schemaHash 0123456789abcdef"}`,
+	} {
+		if got := string(NormaliseWork([]byte(in), "")); got != want {
+			t.Errorf("NormaliseWork(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -52,9 +52,7 @@ type sessionInfo struct {
 // cmdGetSessions lists the live and stored sessions, with who watches the
 // live ones.
 func (c *client) cmdGetSessions(cmd *command) {
-	var a struct {
-		Cwd string `json:"cwd"`
-	}
+	var a getSessionsArgs
 	if err := args(cmd, &a); err != nil {
 		c.fail(cmd, err)
 		return
@@ -75,9 +73,7 @@ func (c *client) cmdGetSessions(cmd *command) {
 		}
 		out = append(out, si)
 	}
-	data, _ := engine.MarshalJSON(struct {
-		Sessions []sessionInfo `json:"sessions"`
-	}{out})
+	data, _ := engine.MarshalJSON(sessionsData{out})
 	c.sendDirect(answer(cmd, "", data, nil))
 }
 
@@ -97,10 +93,7 @@ type attachData struct {
 // cmdOpenSession starts a new session and attaches the client to it as a
 // controller.
 func (c *client) cmdOpenSession(cmd *command) {
-	var a struct {
-		Cwd     string `json:"cwd"`
-		Updates string `json:"updates"`
-	}
+	var a openSessionArgs
 	if err := args(cmd, &a); err != nil {
 		c.fail(cmd, err)
 		return
@@ -129,13 +122,7 @@ func (c *client) cmdOpenSession(cmd *command) {
 // cmdAttach attaches the client to a live or stored session, replaying
 // what it missed after its cursor.
 func (c *client) cmdAttach(cmd *command) {
-	var a struct {
-		SessionID string  `json:"sessionId"`
-		After     *uint64 `json:"after"`
-		Epoch     string  `json:"epoch"`
-		Role      string  `json:"role"`
-		Updates   string  `json:"updates"`
-	}
+	var a attachArgs
 	if err := args(cmd, &a); err != nil {
 		c.fail(cmd, err)
 		return

@@ -42,9 +42,10 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, closeC
 		return err
 	}
 	ready, _ := engine.MarshalJSON(struct {
-		Type    string `json:"type"`
-		Version string `json:"version"`
-	}{"ready", s.opts.Version})
+		Type       string `json:"type"`
+		Version    string `json:"version"`
+		SchemaHash string `json:"schemaHash"`
+	}{"ready", s.opts.Version, s.opts.SchemaHash})
 	c.sendDirect(append(ready, '\n'))
 	go c.writeLoop()
 	// A cancelled ctx does not cut the client: Shutdown writes what it has

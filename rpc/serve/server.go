@@ -47,6 +47,11 @@ type Options struct {
 	Host *sessions.Manager
 	// Version is the ready frame's.
 	Version string
+	// SchemaHash is the ready frame's: the rpc protocol's (rpc/schema's
+	// SchemaHash), as --mode rpc writes it, so that a client of
+	// serve --stdio sees the same bytes (the server's additions share the
+	// protocol's Version).
+	SchemaHash string
 	// Cwd is the working directory of a session opened without one.
 	Cwd string
 	// HostUI: clients answer the engine's questions (--ui): the ask tool

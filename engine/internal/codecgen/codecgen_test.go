@@ -13,7 +13,7 @@ func TestGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 3 {
+	if len(files) != 4 {
 		t.Fatalf("files: %d", len(files))
 	}
 	all := ""
