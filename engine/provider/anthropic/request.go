@@ -8,6 +8,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // maxTokensCap is the ceiling on max_tokens without thinking, as the
@@ -171,7 +172,7 @@ func convertMessages(req *engine.Request) []sdk.MessageParam {
 		if a, ok := m.(*engine.AssistantMessage); ok && replayable(a) {
 			for _, b := range a.Content {
 				if b.Type == engine.BlockToolCall {
-					calls[toolID(b.ID)] = true
+					calls[provider.ToolID(b.ID)] = true
 				}
 			}
 		}
@@ -196,7 +197,7 @@ func convertMessages(req *engine.Request) []sdk.MessageParam {
 			// No developer role in this API: the original sends it as user text.
 			addUser(userBlocks(v.Content))
 		case *engine.ToolResultMessage:
-			id := toolID(v.ToolCallID)
+			id := provider.ToolID(v.ToolCallID)
 			if !calls[id] {
 				continue
 			}
@@ -309,39 +310,8 @@ func assistantBlocks(model engine.Model, a *engine.AssistantMessage) []sdk.Conte
 			if len(args) == 0 || !json.Valid(args) {
 				args = []byte("{}")
 			}
-			out = append(out, sdk.NewToolUseBlock(toolID(b.ID), json.RawMessage(args), b.Name))
+			out = append(out, sdk.NewToolUseBlock(provider.ToolID(b.ID), json.RawMessage(args), b.Name))
 		}
 	}
 	return out
-}
-
-// toolID makes a tool-call id acceptable to the API (^[a-zA-Z0-9_-]{1,64}$).
-// Ids made by Anthropic pass unchanged; ids made by other providers (OpenAI
-// Responses ids contain '|') are rewritten the same way on the call and on
-// its result, so the pair still matches.
-func toolID(id string) string {
-	ok := len(id) > 0 && len(id) <= 64
-	for i := 0; ok && i < len(id); i++ {
-		ok = isIDByte(id[i])
-	}
-	if ok {
-		return id
-	}
-	b := []byte(id)
-	for i, c := range b {
-		if !isIDByte(c) {
-			b[i] = '_'
-		}
-	}
-	if len(b) > 64 {
-		b = b[:64]
-	}
-	if len(b) == 0 {
-		return "_"
-	}
-	return string(b)
-}
-
-func isIDByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }

@@ -13,6 +13,7 @@ import (
 	smithydocument "github.com/aws/smithy-go/document"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/engine/provider"
 )
 
 // maxTokensCap is the ceiling on maxTokens without thinking, as the
@@ -223,7 +224,7 @@ func convertMessages(req *engine.Request, cache bool) []types.Message {
 		if a, ok := m.(*engine.AssistantMessage); ok && replayable(a) {
 			for _, b := range a.Content {
 				if b.Type == engine.BlockToolCall {
-					calls[toolID(b.ID)] = true
+					calls[provider.ToolID(b.ID)] = true
 				}
 			}
 		}
@@ -248,7 +249,7 @@ func convertMessages(req *engine.Request, cache bool) []types.Message {
 			// text.
 			addUser(userBlocks(v.Content))
 		case *engine.ToolResultMessage:
-			id := toolID(v.ToolCallID)
+			id := provider.ToolID(v.ToolCallID)
 			if !calls[id] {
 				continue
 			}
@@ -384,7 +385,7 @@ func assistantBlocks(model engine.Model, a *engine.AssistantMessage) []types.Con
 			}
 		case engine.BlockToolCall:
 			out = append(out, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
-				ToolUseId: aws.String(toolID(b.ID)),
+				ToolUseId: aws.String(provider.ToolID(b.ID)),
 				Name:      aws.String(b.Name),
 				Input:     jsonDocument(b.Arguments, "{}"),
 			}})
@@ -395,35 +396,4 @@ func assistantBlocks(model engine.Model, a *engine.AssistantMessage) []types.Con
 
 func reasoning(t types.ReasoningTextBlock) types.ContentBlock {
 	return &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{Value: t}}
-}
-
-// toolID makes a tool-call id acceptable to Converse ([a-zA-Z0-9_-], at
-// most 64). Bedrock's own ids pass unchanged; another provider's (OpenAI
-// Responses ids hold '|') are rewritten alike on the call and on its
-// result, so the pair still matches.
-func toolID(id string) string {
-	ok := len(id) > 0 && len(id) <= 64
-	for i := 0; ok && i < len(id); i++ {
-		ok = isIDByte(id[i])
-	}
-	if ok {
-		return id
-	}
-	b := []byte(id)
-	for i, c := range b {
-		if !isIDByte(c) {
-			b[i] = '_'
-		}
-	}
-	if len(b) > 64 {
-		b = b[:64]
-	}
-	if len(b) == 0 {
-		return "_"
-	}
-	return string(b)
-}
-
-func isIDByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }

@@ -139,22 +139,6 @@ func TestPlanThinking(t *testing.T) {
 	}
 }
 
-func TestToolID(t *testing.T) {
-	t.Parallel()
-	long := "call_" + string(make([]byte, 0)) + "0123456789012345678901234567890123456789012345678901234567890123456789"
-	for in, want := range map[string]string{
-		"tooluse_AbC-1":  "tooluse_AbC-1",
-		"call_1|fc_1":    "call_1_fc_1",
-		"":               "_",
-		long:             long[:64],
-		"spaces and .:/": "spaces_and____",
-	} {
-		if got := toolID(in); got != want {
-			t.Errorf("toolID(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestUnsupportedImageIsDropped(t *testing.T) {
 	t.Parallel()
 	body := sentBody(t, &engine.Request{Model: testModel(""), Messages: []engine.Message{
