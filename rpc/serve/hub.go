@@ -26,6 +26,10 @@ type hub struct {
 	id   string
 	live *sessions.Live
 	core *rpc.Server
+	// remote, when set, is a remote session's link (remote.go): then
+	// live and core are nil, the events' numbers are the remote session's,
+	// and the server's own frames carry none.
+	remote *remote
 
 	mu   sync.Mutex
 	cond *sync.Cond // a blocking subscriber read something, or left
@@ -93,6 +97,9 @@ type sub struct {
 	// lagged: it fell out of the log and was detached; its writer has yet
 	// to tell it so (guarded by h.mu).
 	lagged bool
+	// floor: the events up to it reached the client another way (a remote
+	// session's replay from its own log): the log's are skipped.
+	floor uint64
 }
 
 type role int
@@ -165,8 +172,18 @@ func (h *hub) attachedLocked(c *client) bool {
 // of the session, for the subscribers that are not bare.
 func (h *hub) notice(frame []byte) {
 	h.mu.Lock()
+	h.appendLocked(&entry{seq: h.ownSeqLocked(), frame: frame, own: true})
+}
+
+// ownSeqLocked numbers a frame of the server's own: the next event number
+// of an engine session; none on a remote session, whose numbers are its
+// own and the same on every server. (h.mu)
+func (h *hub) ownSeqLocked() uint64 {
+	if h.remote != nil {
+		return 0
+	}
 	h.seq++
-	h.appendLocked(&entry{seq: h.seq, frame: frame, own: true})
+	return h.seq
 }
 
 // appendLocked adds e at the end of the log, trims the log to its bounds
@@ -190,8 +207,7 @@ func (h *hub) pushLocked(e *entry, wake *[]*client) {
 		if lagged && !h.closed {
 			// Who watches has changed: the others are told, as of any
 			// departure.
-			h.seq++
-			e = &entry{seq: h.seq, frame: h.clientsChangedLocked(nil), own: true}
+			e = &entry{seq: h.ownSeqLocked(), frame: h.clientsChangedLocked(nil), own: true}
 		}
 	}
 	if cap(h.log) > 1024 && len(h.log) < cap(h.log)/4 {
@@ -347,6 +363,9 @@ func (s *sub) sees(e *entry, pos uint64) bool {
 	if e.to != nil {
 		return e.to == s.c && pos >= s.live
 	}
+	if e.seq != 0 && e.seq <= s.floor {
+		return false
+	}
 	return !(s.bare && e.own)
 }
 
@@ -495,6 +514,17 @@ type attachInfo struct {
 	// are the session's messages, and events follow from seq on.
 	tooOld   bool
 	messages []engine.Message
+	// remoteMessages are a remote session's messages, encoded.
+	remoteMessages []byte
+}
+
+// epoch names the numbering of the session's events: this run of the
+// server's, or a remote session's own.
+func (h *hub) epoch() string {
+	if h.remote != nil {
+		return h.remote.rs.Epoch()
+	}
+	return h.srv.epoch
 }
 
 // attach adds sb to the session, delivering from the cursor (nil: from
@@ -503,6 +533,9 @@ type attachInfo struct {
 // cursor too old and the position events resume from are one moment.
 // Every subscriber is told who watches now.
 func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) error {
+	if h.remote != nil {
+		return h.attachRemote(sb, from, answer)
+	}
 	var err error
 	eng := h.live.Engine()
 	eng.Call(func() { err = h.join(sb, from, answer, eng.Messages) })
@@ -577,8 +610,7 @@ func (h *hub) detach(sb *sub) {
 		h.mu.Unlock()
 		return
 	}
-	h.seq++
-	h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(nil), own: true})
+	h.appendLocked(&entry{seq: h.ownSeqLocked(), frame: h.clientsChangedLocked(nil), own: true})
 }
 
 // watchers describes who watches the session, for get_sessions.

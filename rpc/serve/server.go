@@ -77,6 +77,10 @@ type Options struct {
 	Epoch string
 	// Now is the clock of eviction (nil: the system clock).
 	Now func() time.Time
+	// Remote, if set, opens durable sessions (serve --temporal):
+	// open_session {"durable":true}, and attach to one this server does
+	// not serve yet.
+	Remote RemoteSessions
 }
 
 // Limits bound a session's log.
@@ -224,8 +228,19 @@ func (s *Server) close(h *hub, abort bool) {
 	}
 	delete(s.hubs, h.id)
 	s.mu.Unlock()
-	h.core.Stop()
-	h.live.Close(abort) // its last events are in the log now
+	if h.remote != nil {
+		// A durable session outlives the server: its run is aborted by
+		// close_session only, never by a shutdown.
+		if abort && !s.isClosing() {
+			ctx, cancel := context.WithTimeout(h.remote.ctx, remoteTimeout)
+			h.remote.rs.Do(ctx, []byte("{\"type\":\"abort\"}")) // a command to the session, not a frame of ours
+			cancel()
+		}
+		h.remote.stop()
+	} else {
+		h.core.Stop()
+		h.live.Close(abort) // its last events are in the log now
+	}
 	h.mu.Lock()
 	h.closed, h.closeReason = true, "closed"
 	if s.isClosing() {
@@ -363,6 +378,10 @@ func (s *Server) evictable() []*hub {
 		quiet := len(h.subs) == 0 && h.idleSince != 0 && h.idleSince <= limit
 		h.mu.Unlock()
 		if !quiet {
+			continue
+		}
+		if h.remote != nil {
+			out = append(out, h) // it lives on elsewhere
 			continue
 		}
 		var idle, stored bool
