@@ -89,6 +89,11 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	if err != nil {
 		return &exitError{2, "Error: " + err.Error()}
 	}
+	remote, closeRemote, err := serveRemote(o, stderr) // temporal_serve_*.go: durable sessions
+	if err != nil {
+		return err
+	}
+	defer closeRemote()
 	listeners, err := serveListeners(so, stderr)
 	if err != nil {
 		return err
@@ -109,7 +114,8 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	}
 	host := newHost(o, sh, stderr)
 	srv := serve.New(serve.Options{Host: host, Version: version, SchemaHash: rpcschema.SchemaHash, Cwd: cwd, Log: stderr, HostUI: o.ui,
-		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch, Updates: o.rpcUpdates})
+		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch, Updates: o.rpcUpdates,
+		Remote: remote})
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 	errs := make(chan error, len(listeners)+1)
