@@ -62,6 +62,9 @@ type entry struct {
 	// own marks the server's own frames (resolved, clients_changed), which
 	// a bare subscriber (--mode rpc's protocol) never sees.
 	own bool
+	// delta marks a remote session's message_update, which a lean
+	// subscriber reads without its snapshots (leanDelta).
+	delta bool
 	// dec and leanDec are the frame decorated with the session id and seq
 	// (full, and lean for a message_update), made by the first subscriber
 	// that needs them and shared by the others: ten clients of a session
@@ -377,6 +380,12 @@ func (s *sub) render(e *entry) []byte {
 	if _, ok := e.ev.(engine.MessageUpdate); ok && s.lean {
 		if e.leanDec == nil {
 			e.leanDec = decorate(s.encode(e), s.h.id, e.seq)
+		}
+		return e.leanDec
+	}
+	if e.delta && s.lean {
+		if e.leanDec == nil {
+			e.leanDec = decorate(leanDelta(e.frame), s.h.id, 0)
 		}
 		return e.leanDec
 	}

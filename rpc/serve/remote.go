@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -109,7 +110,28 @@ func (h *hub) remoteEvent(seq int64, frame []byte) {
 	if seq > 0 {
 		h.seq = uint64(seq)
 	}
-	h.appendLocked(&entry{seq: uint64(max(seq, 0)), frame: b})
+	h.appendLocked(&entry{seq: uint64(max(seq, 0)), frame: b, delta: seq <= 0})
+}
+
+// leanDelta is a full message_update frame without its two snapshots, as
+// --rpc-updates delta writes it: the frame ends in
+// `,"partial":P},"message":P}` (engine.MessageUpdate's encoding, the same
+// P twice), which is found from the end, so no text inside can be taken
+// for it. Another frame is returned as it is.
+func leanDelta(frame []byte) []byte {
+	body := bytes.TrimSuffix(frame, []byte("\n"))
+	m := bytes.LastIndex(body, []byte(`},"message":`))
+	if m < 0 || len(body) < 2 || body[len(body)-1] != '}' {
+		return frame
+	}
+	p := body[m+len(`},"message":`) : len(body)-1]
+	start := m - len(p) - len(`,"partial":`)
+	if start < 0 || string(body[start:m-len(p)]) != `,"partial":` || !bytes.Equal(body[m-len(p):m], p) {
+		return frame
+	}
+	out := make([]byte, 0, start+3)
+	out = append(out, body[:start]...)
+	return append(out, '}', '}', '\n')
 }
 
 // serveRemote returns the served remote session id, opening it when this

@@ -437,3 +437,22 @@ func TestRemoteCloseAndShutdown(t *testing.T) {
 		t.Errorf("shutdown: %d aborts, %d followers; want 1 and 0", aborts, followers)
 	}
 }
+
+func TestLeanDelta(t *testing.T) {
+	t.Parallel()
+	p := `{"role":"assistant","content":[{"type":"toolCall","arguments":{"a":1,"partial":2}}]}`
+	for _, tc := range []struct{ in, want string }{
+		{`{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"x","partial":` + p + `},"message":` + p + "}\n",
+			`{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"x"}}` + "\n"},
+		// arguments that look like the snapshot's key are not taken for it
+		{`{"type":"message_update","assistantMessageEvent":{"type":"toolcall_end","contentIndex":0,"toolCall":{"arguments":{"b":1,"partial":{}}},"partial":` + p + `},"message":` + p + "}\n",
+			`{"type":"message_update","assistantMessageEvent":{"type":"toolcall_end","contentIndex":0,"toolCall":{"arguments":{"b":1,"partial":{}}}}}` + "\n"},
+		// already lean, or not a delta: as it is
+		{`{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"x"}}` + "\n", `{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"x"}}` + "\n"},
+		{`{"type":"x","partial":{"a":1},"message":{"a":2}}` + "\n", `{"type":"x","partial":{"a":1},"message":{"a":2}}` + "\n"},
+	} {
+		if got := string(leanDelta([]byte(tc.in))); got != tc.want {
+			t.Errorf("leanDelta(%s)\n= %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
