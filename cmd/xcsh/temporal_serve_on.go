@@ -17,14 +17,15 @@ import (
 // durableSessions are the agent server's durable sessions (serve
 // --temporal, docs/server.md): rpc/serve's port, served by engine/durable.
 type durableSessions struct {
-	o durable.FrontOptions // every session's, but its id
+	o      durable.FrontOptions // every session's, but its id
+	deltas *durable.Deltas      // nil: --temporal-listen off
 }
 
 // Open opens a durable session for the server (durable.OpenServed).
 func (d *durableSessions) Open(ctx context.Context, id string, create bool, emit func(seq int64, frame []byte)) (serve.RemoteSession, error) {
 	o := d.o
 	o.Session = id
-	s, err := durable.OpenServed(ctx, o, create, emit)
+	s, err := durable.OpenServed(ctx, o, create, d.deltas, emit)
 	if errors.Is(err, durable.ErrUnknownSession) {
 		return nil, fmt.Errorf("%w: %v", serve.ErrUnknownRemote, err)
 	}
@@ -58,6 +59,17 @@ func serveRemote(o *options, stderr io.Writer) (serve.RemoteSessions, func(), er
 	if err != nil {
 		return nil, nil, &exitError{1, "Error: " + err.Error()}
 	}
-	return &durableSessions{o: durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Listen: o.temporal.listen,
-		Start: o.temporal.start(), HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, Validator: schema.New()}}, c.Close, nil
+	d := &durableSessions{o: durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue,
+		Start: o.temporal.start(), HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, Validator: schema.New()}}
+	closeFn := c.Close
+	if o.temporal.listen != "off" {
+		// One endpoint for the deltas of every session served: a fleet's
+		// workers reach the server at one address.
+		if d.deltas, err = durable.ListenDeltas(o.temporal.listen); err != nil {
+			c.Close()
+			return nil, nil, &exitError{1, "Error: --temporal-listen: " + err.Error()}
+		}
+		closeFn = func() { d.deltas.Close(); c.Close() }
+	}
+	return d, closeFn, nil
 }

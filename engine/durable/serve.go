@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -49,8 +52,9 @@ type Served struct {
 // message being streamed (seq 0), in order, never two calls at once,
 // until Close. With create, a session that does not run is started (an
 // empty o.Session: a new session with a fresh id); without, it must be
-// running (ErrUnknownSession).
-func OpenServed(ctx context.Context, o FrontOptions, create bool, emit func(seq int64, frame []byte)) (*Served, error) {
+// running (ErrUnknownSession). The deltas come through the server's one
+// endpoint (nil: none; o.Listen is not read).
+func OpenServed(ctx context.Context, o FrontOptions, create bool, deltas *Deltas, emit func(seq int64, frame []byte)) (*Served, error) {
 	o.Since = -1
 	if o.Session == "" {
 		if !create {
@@ -83,8 +87,8 @@ func OpenServed(ctx context.Context, o FrontOptions, create bool, emit func(seq 
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	s.stop = func() {}
-	if o.Listen != "off" {
-		stop, err := f.listen(lctx)
+	if deltas != nil {
+		stop, err := deltas.add(lctx, f)
 		if err != nil {
 			cancel()
 			return nil, err
@@ -197,6 +201,77 @@ func (s *Served) Close() {
 	s.cancel()
 	s.stop()
 	s.wg.Wait()
+}
+
+// Deltas is a server's one endpoint for the deltas of every durable
+// session it serves: each session's are pushed to its own path, the same
+// every time the server serves it again (the workflow keeps each endpoint
+// once), and one address serves them all (a fleet's --temporal-listen).
+type Deltas struct {
+	ln   net.Listener
+	srv  *http.Server
+	base string
+	done chan struct{}
+
+	mu     sync.Mutex
+	fronts map[string]*front // by session id (guarded by mu)
+}
+
+// ListenDeltas listens on addr ("": 127.0.0.1:0).
+func ListenDeltas(addr string) (*Deltas, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for deltas on %s: %w", addr, err)
+	}
+	d := &Deltas{ln: ln, base: "http://" + ln.Addr().String() + "/deltas/", fronts: map[string]*front{}, done: make(chan struct{})}
+	d.srv = &http.Server{Handler: d}
+	go func() { defer close(d.done); d.srv.Serve(ln) }()
+	return d, nil
+}
+
+// ServeHTTP hands a model call's pushed deltas to the session's front; a
+// session no longer served here drops them.
+func (d *Deltas) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/deltas/"))
+	if err != nil {
+		return
+	}
+	d.mu.Lock()
+	f := d.fronts[id]
+	d.mu.Unlock()
+	if f != nil {
+		f.deltas(w, r)
+	}
+}
+
+// add routes f's session's deltas to f and attaches the endpoint to the
+// session.
+func (d *Deltas) add(ctx context.Context, f *front) (remove func(), err error) {
+	id := f.o.Session
+	d.mu.Lock()
+	d.fronts[id] = f
+	d.mu.Unlock()
+	remove = func() {
+		d.mu.Lock()
+		if d.fronts[id] == f {
+			delete(d.fronts, id)
+		}
+		d.mu.Unlock()
+	}
+	if err := f.update(ctx, UpdateAttach, client.WorkflowUpdateStageCompleted, d.base+url.PathEscape(id)); err != nil {
+		remove()
+		return nil, fmt.Errorf("attach to session %s: %w", id, err)
+	}
+	return remove, nil
+}
+
+// Close stops the endpoint.
+func (d *Deltas) Close() {
+	d.srv.Close()
+	<-d.done
 }
 
 // SessionInfo is a running durable session, as ListSessions finds it.
