@@ -68,7 +68,8 @@ func (c *client) cmdGetSessions(cmd *command) {
 	out := make([]sessionInfo, 0, len(infos))
 	if a.Cwd == "" && c.srv.opts.Remote != nil {
 		// Durable sessions run in their workers' directory: listed when no
-		// cwd is asked for, newest first, before the stored ones.
+		// cwd is asked for, before the stored ones (those served here
+		// first, then the others as the remote store lists them).
 		remotes, err := c.srv.listRemote()
 		if err != nil {
 			c.fail(cmd, err)

@@ -24,6 +24,15 @@
 // session's messages. A client never slows a session or another client:
 // one that falls behind the log is dropped with a lagged notice and
 // attaches again from its cursor.
+//
+// A remote session (remote.go: a durable session on Temporal, when
+// Options.Remote is set) has a hub too, with the same log, subscribers
+// and cursors, but no engine session and no protocol core: its events
+// come numbered by the session itself (so a cursor is good on any server
+// of it), and a relay goroutine sends the clients' commands to it in
+// arrival order. The port (RemoteSessions, RemoteSession) is defined here
+// with basic types; engine/durable implements it and cmd/xcsh wires it,
+// so this package never links the Temporal SDK.
 package serve
 
 import (
