@@ -151,15 +151,19 @@ func (s *Server) serveRemote(id string, create bool) (*hub, error) {
 	if s.isClosing() {
 		return nil, errClosing
 	}
+	// The hub is whole before Open: the session emits into it at once.
+	// Nothing reads h.remote.rs until the hub is registered (s.mu).
 	h := newHub(s, 0)
+	lctx, lcancel := context.WithCancel(context.Background())
+	h.remote = &remote{ctx: lctx, cancel: lcancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
 	rs, err := s.opts.Remote.Open(ctx, id, create, h.remoteEvent)
 	if err != nil {
+		lcancel()
 		return nil, err
 	}
-	lctx, lcancel := context.WithCancel(context.Background())
-	h.remote = &remote{rs: rs, ctx: lctx, cancel: lcancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	h.remote.rs = rs
 	h.mu.Lock()
 	h.id = rs.ID()
 	h.seq = max(h.seq, uint64(max(rs.Last(), 0)))
@@ -169,6 +173,7 @@ func (s *Server) serveRemote(id string, create bool) (*hub, error) {
 	if s.closing || s.hubs[h.id] != nil {
 		other := s.hubs[h.id]
 		s.mu.Unlock()
+		close(h.remote.done) // no relay ran
 		h.remote.stop()
 		if other != nil {
 			return other, nil
