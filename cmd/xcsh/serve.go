@@ -43,7 +43,9 @@ to many clients at once: each speaks the RPC protocol of --mode rpc, with a sess
 the commands and frames of the sessions it opens or attaches to. Every event of a session
 is numbered; a client that lost its connection attaches again from its cursor and
 replays what it missed. A client without any sessionId gets a session of its own and
-the frames of --mode rpc, unchanged.
+the frames of --mode rpc, unchanged. With --temporal ADDRESS (a binary built with
+-tags temporal), clients also open and attach durable sessions, which run on Temporal
+workers and which any server of the same service serves (open_session {"durable":true}).
 
 Documentation: docs/server.md.`,
 		Example: `  # The default Unix socket (~/.xcsh/agent/xcsh.sock), the fake demo model
