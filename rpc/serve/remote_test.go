@@ -244,6 +244,14 @@ func TestRemoteSessionNumbersAreTheSessions(t *testing.T) {
 	if s := list.Get(`data.sessions.#(sessionId=="task")`); !s.Get("durable").Bool() || !s.Get("live").Bool() || s.Get("seq").Int() != 8 || s.Get("clients.#").Int() != 2 {
 		t.Fatalf("get_sessions: %s", list.Raw)
 	}
+	// Another server lists it too, as a durable session it does not serve.
+	other := dial(t, newRemoteServer(t, r, "e2"))
+	other.send(`{"id":"g2","type":"get_sessions"}`)
+	list = other.wait(`id=="g2"`)
+	if s := list.Get(`data.sessions.#(sessionId=="task")`); !s.Get("durable").Bool() || s.Get("live").Bool() || s.Get("seq").Exists() || s.Get("clients.#").Int() != 0 {
+		t.Fatalf("get_sessions of another server: %s", list.Raw)
+	}
+	other.hangUp()
 	a.hangUp()
 	b.hangUp()
 	if got, want := seqs(a.all(), "task"), span(1, 8); !slices.Equal(got, want) {
