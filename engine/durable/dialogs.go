@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
@@ -69,8 +70,11 @@ var errAbortedDialog = errors.New("durable: aborted while a dialog waited")
 
 // replayUI is a tool call's UI on a worker: it answers with the answers
 // the workflow recorded, in order, and records the first question beyond
-// them. Gate and tool run on one goroutine, so it needs no lock.
+// them.
 type replayUI struct {
+	// mu guards n, mayStop and asked: a tool may ask from a goroutine of
+	// its own.
+	mu      sync.Mutex
 	answers []DialogAnswer
 	n       int // questions asked so far
 	// mayStop: the question may stop the call (the gate, a QuestionsFirst
@@ -83,6 +87,8 @@ type replayUI struct {
 
 // Dialog implements engine.UI.
 func (u *replayUI) Dialog(ctx context.Context, req engine.DialogRequest) (engine.DialogReply, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if u.asked != nil {
 		return engine.DialogReply{Cancelled: true}, errAsking
 	}
@@ -109,6 +115,13 @@ func (u *replayUI) Dialog(ctx context.Context, req engine.DialogRequest) (engine
 	return engine.DialogReply{Cancelled: true}, errAsking
 }
 
+// question is the new question the call stopped at (nil: none).
+func (u *replayUI) question() *engine.DialogRequest {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.asked
+}
+
 // execTool runs a checked call as the in-process session does
 // (engine/tools_exec.go execTool): the gate, then the tool, both with a
 // replayUI. When they asked a new question, the output is the question
@@ -122,23 +135,26 @@ func (a *Activities) execTool(ctx context.Context, tool engine.Tool, in ToolInpu
 	tc := engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args, UI: ui}
 	if a.Gate != nil {
 		if res := a.Gate(tctx, tc); res != nil {
-			if ui.asked != nil {
-				return ToolOutput{Ask: ui.asked}, false, nil
+			if q := ui.question(); q != nil {
+				return ToolOutput{Ask: q}, false, nil
 			}
 			return toolOutput(*res), false, nil
 		}
 	}
-	if ui.asked != nil {
-		return ToolOutput{Ask: ui.asked}, false, nil
+	if q := ui.question(); q != nil {
+		return ToolOutput{Ask: q}, false, nil
 	}
+	ui.mu.Lock()
 	ui.mayStop = asksFirst(tool)
+	ui.mu.Unlock()
 	res, rerr := tool.Run(tctx, tc, func(engine.ToolResult) {})
+	if q := ui.question(); q != nil {
+		return ToolOutput{Ask: q}, false, nil // stopped before it did anything
+	}
 	if a.AfterTool != nil {
 		a.AfterTool(in.Name)
 	}
 	switch {
-	case ui.asked != nil:
-		return ToolOutput{Ask: ui.asked}, false, nil
 	case ctx.Err() != nil:
 		// The activity was cancelled (an abort while the tool ran): the
 		// tool's own answer travels with the cancellation (RunTool).
