@@ -46,6 +46,10 @@ type FrontOptions struct {
 	HostToolDefs  func(line []byte) ([]engine.HostToolDef, error)
 	HostToolReply func(line []byte) (id string, res engine.ToolResult, final, ok bool)
 	Validator     engine.Validator
+
+	// DialogReply reads the host's extension_ui_response by the RPC
+	// server's rule (rpc.DialogReply; nil: such frames are ignored).
+	DialogReply func(line []byte) (id string, reply engine.DialogReply, ok bool)
 }
 
 // RunFront serves the RPC protocol on in and out for the durable session
@@ -362,6 +366,8 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		}
 		data, err := f.setHostTools(ctx, line)
 		f.respond(c, data, err)
+	case "extension_ui_response":
+		f.dialogReply(ctx, line) // dialogs.go; never answered, as in process
 	case "host_tool_result", "host_tool_update":
 		if f.hostReply(ctx, line) {
 			return

@@ -54,6 +54,9 @@ type session struct {
 	interruptMode string
 	retry         int // the attempt of the retry in progress (0: none)
 	steps         int // model calls made, for step keys
+
+	// dialogs are the questions waiting for the host's answer.
+	dialogs []*dialogWait
 }
 
 // Session is the workflow of one session (WorkflowName).
@@ -178,6 +181,9 @@ func (s *session) register(ctx workflow.Context) error {
 		return err
 	}
 	if err := s.registerHostTools(ctx); err != nil {
+		return err
+	}
+	if err := s.registerDialogs(ctx); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
