@@ -78,11 +78,10 @@ func CompactContext(ctx context.Context, c ContextCompaction, msgs []Message, re
 		retryBase = DefaultRetryBase
 	}
 	job := &compactionJob{
-		summaryJob: summaryJob{provider: c.Provider, clock: clock, retryBase: retryBase, model: m, level: level, reserve: reserve,
-			custom: c.CustomInstructions},
-		branch: branch,
-		keep:   keep,
-		reason: reason,
+		summaryJob: summaryJob{provider: c.Provider, clock: clock, retryBase: retryBase, model: m, level: level, reserve: reserve, custom: c.CustomInstructions},
+		branch:     branch,
+		keep:       keep,
+		reason:     reason,
 	}
 	res, err := job.run(ctx)
 	if err != nil {
