@@ -98,16 +98,20 @@ func (f *front) compact(ctx context.Context, c command, line []byte) {
 		f.respond(c, nil, errMustBe(c.Type, "customInstructions", "a string"))
 		return
 	}
+	// Accepted before the next command is read: an abort sent after
+	// compact reaches the workflow after it, as RPC keeps the order.
+	h, err := f.o.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: f.id, UpdateName: UpdateCompact,
+		Args: []any{CompactArgs{CustomInstructions: custom}}, WaitForStage: client.WorkflowUpdateStageAccepted})
+	if err != nil {
+		f.respond(c, nil, updateError(err))
+		return
+	}
 	done := make(chan struct{})
 	f.held = done
 	go func() {
 		defer close(done)
 		var data []byte
-		h, err := f.o.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: f.id, UpdateName: UpdateCompact,
-			Args: []any{CompactArgs{CustomInstructions: custom}}, WaitForStage: client.WorkflowUpdateStageCompleted})
-		if err == nil {
-			err = h.Get(ctx, &data)
-		}
+		err := h.Get(ctx, &data)
 		if ctx.Err() == nil {
 			f.catchUp(ctx) // the aborted run's closing events come first
 		}
