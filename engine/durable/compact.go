@@ -64,10 +64,26 @@ const ReasonManual = "manual"
 // without them (workflow.GetVersion).
 const compactionsVersion = "xcsh.compactions"
 
-// restoreCompaction takes over the carried state. (Session's start)
-func (s *session) restoreCompaction(c *CompactionCarry) {
+// restoreCarried takes over what the run before carried besides the
+// context: the queued messages and the state of compaction. (Session's
+// start)
+func (s *session) restoreCarried(in Start) error {
+	var err error
+	if s.steering, err = decodeMessages(in.Steering); err == nil {
+		s.followUps, err = decodeMessages(in.FollowUps)
+	}
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError("bad carried queues", "xcsh.decode", err)
+	}
+	if len(s.steering) == 0 {
+		s.steering = nil
+	}
+	if len(s.followUps) == 0 {
+		s.followUps = nil
+	}
+	c := in.Compaction
 	if c == nil {
-		return
+		return nil
 	}
 	s.cmp.auto, s.cmp.kept = c.Auto, c.Kept
 	if c.ReplyInContext {
@@ -77,6 +93,7 @@ func (s *session) restoreCompaction(c *CompactionCarry) {
 			s.cmp.reply, s.cmp.hidden = a, true
 		}
 	}
+	return nil
 }
 
 func (s *session) carryCompaction() *CompactionCarry {
@@ -244,7 +261,8 @@ func (e rawEvent) EventType() string            { return gjsonType(e) }
 func (e rawEvent) AppendJSON(dst []byte) []byte { return append(dst, e...) }
 
 // continueAsNew ends this run and starts the next with the context it
-// carries, the event numbering, the host tools and the modes; cont starts
+// carries, the event numbering, the host tools, the modes, the queued
+// messages and the state of compaction; cont starts
 // it with engine.ContinueMessage. It waits for the updates in progress
 // (a compact command's answer) to finish first.
 func (s *session) continueAsNew(ctx workflow.Context, cont bool) error {
@@ -261,6 +279,13 @@ func (s *session) continueAsNew(ctx workflow.Context, cont bool) error {
 	next.InterruptMode = s.interruptMode
 	next.Continue = cont
 	next.Compaction = s.carryCompaction()
+	next.Steering, next.FollowUps = nil, nil
+	if len(s.steering) > 0 {
+		next.Steering = encodeMessages(s.steering)
+	}
+	if len(s.followUps) > 0 {
+		next.FollowUps = encodeMessages(s.followUps)
+	}
 	// A front whose cursor is in this run reads the rest of it here.
 	next.PrevRunID = workflow.GetInfo(ctx).WorkflowExecution.RunID
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)

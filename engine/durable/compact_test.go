@@ -279,10 +279,15 @@ func TestCompactAbortsRun(t *testing.T) {
 	frames, next := compactRun(t, acts, Start{},
 		step{0, prompt(t, strings.Repeat("the parser walks the token list once. ", 3), "")},
 		step{time.Minute, prompt(t, "demo:block", "")},
+		step{time.Minute + time.Second/2, cupdate(t, UpdateSteer, nil, "", PromptInput{Message: "queued"})},
 		step{time.Minute + time.Second, cupdate(t, UpdateCompact, &res, "", CompactArgs{})})
 	ends := find(frames, "agent_end")
 	if len(ends) != 2 || ends[1].Get("messages.1.stopReason").String() != "aborted" || len(res) == 0 || next == nil {
 		t.Fatalf("events %s, result %s, next %v", types(frames), res, next != nil)
+	}
+	// The steering message the aborted run did not take is carried over.
+	if q, err := decodeMessages(next.Steering); err != nil || len(q) != 1 || q[0].(*engine.UserMessage).Text() != "queued" {
+		t.Fatalf("carried steering %v (%v)", q, err)
 	}
 }
 

@@ -86,6 +86,10 @@ type Start struct {
 	HeartbeatMs int64 `json:",omitempty"`
 	// Compaction is the state of compaction, carried over (compact.go).
 	Compaction *CompactionCarry `json:",omitempty"`
+	// Steering and FollowUps are the queued messages, carried over (a
+	// compaction's continue-as-new may come while some wait).
+	Steering  []json.RawMessage `json:",omitempty"`
+	FollowUps []json.RawMessage `json:",omitempty"`
 }
 
 // Setup is what the worker's configuration offers a session: read once

@@ -68,7 +68,9 @@ func Session(ctx workflow.Context, in Start) error {
 		return temporal.NewNonRetryableApplicationError("bad carried messages", "xcsh.decode", err)
 	}
 	s.messages = msgs
-	s.restoreCompaction(in.Compaction)
+	if err := s.restoreCarried(in); err != nil { // compact.go
+		return err
+	}
 	if err := s.register(ctx); err != nil {
 		return err
 	}
