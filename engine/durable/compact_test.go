@@ -325,3 +325,18 @@ func TestCompactAborted(t *testing.T) {
 		t.Fatalf("state after: %s", st)
 	}
 }
+
+// A history recorded before the compactions inside a run (no version
+// marker) replays as it ran: the overflow ends the run, nothing compacts.
+func TestOverflowBeforeVersionNotRecovered(t *testing.T) {
+	acts := scriptActivities(t, `{"turns":[
+		{"steps":[{"error":{"status":400,"message":"prompt is too long: 2400 tokens > 2000 maximum"}}]}]}`)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	acts.Register(env)
+	env.OnGetVersion(compactionsVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	frames, next := compactRunIn(t, env, Start{}, step{0, prompt(t, "go on", "")})
+	if next != nil || find(frames, "auto_compaction_start") != nil || !strings.HasSuffix(types(frames), "turn_end agent_end") {
+		t.Fatalf("events %s, continued %v", types(frames), next != nil)
+	}
+}
