@@ -96,6 +96,8 @@ func (s *session) restoreCarried(in Start) error {
 	return nil
 }
 
+// carryCompaction is the state of compaction the next run takes over
+// (nil when there is none to carry).
 func (s *session) carryCompaction() *CompactionCarry {
 	c := CompactionCarry{Auto: s.cmp.auto, Kept: s.cmp.kept}
 	if s.cmp.reply != nil {
