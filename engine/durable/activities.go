@@ -201,9 +201,9 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 // reply with it).
 func ToolOutputOf(r engine.ToolResult) ToolOutput { return toolOutput(r) }
 
-// Compact is ActivityCompact: the engine's automatic compaction of the
-// context (engine.CompactContext), its summary calls made with this
-// worker's provider and model, heartbeating while they run.
+// Compact is ActivityCompact: the engine's compaction of the context
+// (engine.CompactContext), automatic or by hand, its summary calls made
+// with this worker's provider and model, heartbeating while they run.
 func (a *Activities) Compact(ctx context.Context, in CompactInput) (CompactOutput, error) {
 	msgs, err := decodeMessages(in.Messages)
 	if err != nil {
@@ -212,11 +212,15 @@ func (a *Activities) Compact(ctx context.Context, in CompactInput) (CompactOutpu
 	stop := heartbeat(ctx, heartbeatPeriod(ctx))
 	defer stop()
 	res, out, err := engine.CompactContext(ctx, engine.ContextCompaction{Provider: a.Provider, Model: a.Model,
-		Settings: a.Compaction, Clock: a.clock(), RetryBase: msToDuration(in.RetryBaseMs)}, msgs, in.Reason)
+		Settings: a.Compaction, Clock: a.clock(), RetryBase: msToDuration(in.RetryBaseMs),
+		CustomInstructions: in.CustomInstructions, Kept: in.Kept}, msgs, in.Reason)
 	if ctx.Err() != nil {
 		return CompactOutput{}, ctx.Err()
 	}
-	end := engine.AutoCompactionOutcome(in.Reason, false, res, err, false)
+	if in.Reason == ReasonManual {
+		return manualOutcome(res, out, err), nil // compact_manual.go
+	}
+	end := engine.AutoCompactionOutcome(in.Reason, in.WillRetry, res, err, false)
 	o := CompactOutput{End: end.AppendJSON(nil)}
 	if end.Result != nil {
 		o.Messages = encodeMessages(out)

@@ -93,6 +93,7 @@ func RunFront(ctx context.Context, o FrontOptions, in io.Reader, out io.Writer) 
 	wg.Add(1)
 	go func() { defer wg.Done(); f.pump(ctx) }()
 	err = f.read(ctx, in)
+	f.unhold()
 	// At the end of input the front reads what the session has done so
 	// far, so a piped prompt's events are written before it exits.
 	f.settle(ctx)
@@ -110,6 +111,7 @@ type front struct {
 	cursor    int64      // the last event written
 	openStart int64      // seq of the assistant message_start not yet ended (-1: none)
 	wake      chan struct{}
+	held      chan struct{} // a compact command's answer, until written (compact_manual.go)
 }
 
 func (f *front) write(b []byte) {
@@ -328,6 +330,7 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		f.write([]byte(`{"type":"response","success":false,"error":` + string(engine.AppendJSONString(nil, "Failed to parse command: "+err.Error())) + `}`))
 		return
 	}
+	f.hold(c.Type)
 	switch c.Type {
 	case "prompt":
 		err := f.update(ctx, UpdatePrompt, client.WorkflowUpdateStageCompleted, PromptInput{Message: c.Message, StreamingBehavior: c.StreamingBehavior})
@@ -341,6 +344,7 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		f.respond(c, nil, f.update(ctx, name, client.WorkflowUpdateStageCompleted, PromptInput{Message: c.Message}))
 	case "abort":
 		err := f.update(ctx, UpdateAbort, client.WorkflowUpdateStageCompleted)
+		f.unhold() // a compaction it cancelled answers first, as in RPC
 		if err == nil {
 			_, err = f.catchUp(ctx) // the aborted run's closing events come first
 		}
@@ -359,6 +363,10 @@ func (f *front) handle(ctx context.Context, line []byte) {
 	case "get_session_stats":
 		raw, err := f.query(ctx, QueryStats)
 		f.respond(c, raw, err)
+	case "compact":
+		f.compact(ctx, c, line)
+	case "set_auto_compaction":
+		f.setAutoCompaction(ctx, c, line)
 	case "set_host_tools":
 		if f.o.HostToolDefs == nil {
 			f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
