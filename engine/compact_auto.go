@@ -84,7 +84,7 @@ func (s *Session) compactionStage(r *run, aborted bool) *postRun {
 		return nil
 	}
 	if msg.StopReason == StopError {
-		if !isContextOverflow(msg, r.err) || r.overflows >= maxOverflowRecoveries {
+		if !OverflowRecoverable(msg, r.err, r.overflows) {
 			return nil
 		}
 		r.overflows++
@@ -165,27 +165,53 @@ func (s *Session) promptCompaction() (string, *AssistantMessage) {
 	if msg == nil {
 		return "", nil
 	}
-	if msg.StopReason == StopError {
-		if msg.Provider == cur.Provider && msg.Model == cur.ID && isContextOverflow(msg, nil) && t.inContext(msg) {
-			return "overflow", msg
-		}
-		return "", nil
+	inContext := msg.StopReason == StopError && t.inContext(msg)
+	reason, grow := PromptCompactionDue(msg, inContext, cur, s.cfg.Compaction, s.pruneToolOutputs)
+	if reason == "" || (grow > 0 && s.growWindow(grow)) {
+		return "", nil // nothing due, or a larger window instead (window.go)
 	}
-	if silentOverflow(msg, cur.ContextWindow) {
-		if s.growWindow(contextTokens(msg.Usage)) {
-			return "", nil
-		}
-		return "threshold", msg
+	return reason, msg
+}
+
+// PromptCompactionDue is the decision of the check before a prompt (§6.2)
+// on last, the last response since the latest compaction (nil: none),
+// for the current model cur: "overflow" when it failed because the
+// context did not fit, came from cur and is still in the context
+// (inContext: automatic compaction was off then, or the run's recoveries
+// ran out), "threshold" when its prompt was larger than the window or its
+// context, less what tool-output pruning saves (saved, called only then),
+// is over the threshold, "" otherwise. A "threshold" comes with the
+// context size a larger window would have to hold instead (grow,
+// window.go). Shared with the durable session, which prunes nothing and
+// whose window does not grow.
+func PromptCompactionDue(last *AssistantMessage, inContext bool, cur Model, settings CompactionSettings, saved func() int64) (reason string, grow int64) {
+	if last == nil {
+		return "", 0
 	}
-	saved := s.pruneToolOutputs()
-	_, _, threshold := s.cfg.Compaction.Budgets(cur.ContextWindow)
-	if tokens := contextTokens(msg.Usage) - saved; threshold > 0 && tokens > threshold {
-		if s.growWindow(tokens) {
-			return "", nil // a larger window instead (window.go)
+	if last.StopReason == StopError {
+		if last.Provider == cur.Provider && last.Model == cur.ID && isContextOverflow(last, nil) && inContext {
+			return "overflow", 0
 		}
-		return "threshold", msg
+		return "", 0
 	}
-	return "", nil
+	if silentOverflow(last, cur.ContextWindow) {
+		return "threshold", contextTokens(last.Usage)
+	}
+	tokens := contextTokens(last.Usage) - saved()
+	if _, _, threshold := settings.Budgets(cur.ContextWindow); threshold > 0 && tokens > threshold {
+		return "threshold", tokens
+	}
+	return "", 0
+}
+
+// OverflowRecoverable is the decision of the overflow recovery after a
+// run (compactionStage): a reply that failed because the context did not
+// fit (err: its provider failure, typed or not) is compacted away (reason
+// "overflow", willRetry) and the request sent again, unless the run has
+// made maxOverflowRecoveries such compactions (overflows) already. Shared
+// with the durable session.
+func OverflowRecoverable(msg *AssistantMessage, err error, overflows int) bool {
+	return msg != nil && isContextOverflow(msg, err) && overflows < maxOverflowRecoveries
 }
 
 // preCompaction is the work before a prompt's run: a compaction; the run

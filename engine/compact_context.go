@@ -20,27 +20,46 @@ type ContextCompaction struct {
 	Settings  CompactionSettings
 	Clock     Clock
 	RetryBase time.Duration
+	// CustomInstructions add a focus to the summary (the compact
+	// command's customInstructions).
+	CustomInstructions string
+	// Kept is, for a context that starts with an earlier compaction's
+	// summary, how many of the messages after it that compaction kept;
+	// the rest came after it. With none after those, the context is
+	// already compacted (ErrAlreadyCompacted), as a branch that ends in
+	// its compaction entry is.
+	Kept int
 }
 
-// CompactContext is an automatic compaction (reason "threshold" or
-// "overflow") of a context: the preparation, the summary calls and the
-// result of Compact, and the context that follows, as a Session derives
-// it from the compaction entry: the summary message (at the clock's
-// time), then the kept messages. A context that starts with the summary
-// of an earlier compaction has that summary merged into the new one.
+// CompactContext is a compaction of a context, automatic (reason
+// "threshold" or "overflow") or by hand ("manual", with c's
+// CustomInstructions): the preparation, the summary calls and the result
+// of Compact, and the context that follows, as a Session derives it from
+// the compaction entry: the summary message (at the clock's time), then
+// the kept messages. A context that starts with the summary of an earlier
+// compaction has that summary merged into the new one.
 func CompactContext(ctx context.Context, c ContextCompaction, msgs []Message, reason string) (*CompactionResult, []Message, error) {
 	var branch []*Entry
+	var prev *Entry
 	if len(msgs) > 0 {
-		if prev, ok := msgs[0].(*CompactionSummaryMessage); ok {
-			// The earlier kept messages follow it: all of them are
-			// summarised again, with the earlier summary.
-			branch = append(branch, &Entry{Type: EntryCompaction, ID: "c0000000", Timestamp: prev.Timestamp,
-				Compaction: &Compaction{Summary: prev.Summary, ShortSummary: prev.ShortSummary, TokensBefore: prev.TokensBefore}})
+		if sum, ok := msgs[0].(*CompactionSummaryMessage); ok {
+			// The earlier kept messages are summarised again, with the
+			// earlier summary; the compaction's entry follows them, as on a
+			// session's branch.
+			prev = &Entry{Type: EntryCompaction, ID: "c0000000", Timestamp: sum.Timestamp,
+				Compaction: &Compaction{Summary: sum.Summary, ShortSummary: sum.ShortSummary, TokensBefore: sum.TokensBefore}}
 			msgs = msgs[1:]
 		}
 	}
+	if prev != nil && (c.Kept <= 0 || c.Kept > len(msgs)) {
+		branch = append(branch, prev)
+	}
 	for i, m := range msgs {
 		branch = append(branch, &Entry{Type: EntryMessage, ID: fmt.Sprintf("%08x", i+1), Message: m})
+		if prev != nil && i+1 == c.Kept {
+			prev.Compaction.FirstKeptEntryID = branch[0].ID
+			branch = append(branch, prev)
+		}
 	}
 	m := c.Model
 	reserve, keep, _ := c.Settings.Budgets(m.ContextWindow)
@@ -59,7 +78,7 @@ func CompactContext(ctx context.Context, c ContextCompaction, msgs []Message, re
 		retryBase = DefaultRetryBase
 	}
 	job := &compactionJob{
-		summaryJob: summaryJob{provider: c.Provider, clock: clock, retryBase: retryBase, model: m, level: level, reserve: reserve},
+		summaryJob: summaryJob{provider: c.Provider, clock: clock, retryBase: retryBase, model: m, level: level, reserve: reserve, custom: c.CustomInstructions},
 		branch:     branch,
 		keep:       keep,
 		reason:     reason,

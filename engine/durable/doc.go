@@ -8,7 +8,9 @@
 // The workflow (Session) holds the conversation and takes the loop's
 // decisions with the engine's own functions (engine.AfterReply,
 // engine.PlaceholderResult, engine.Retryable, engine.RetryDelay,
-// engine.CompactionDue): there is no second copy of the loop's rules.
+// engine.CompactionDue, engine.PromptCompactionDue,
+// engine.OverflowRecoverable): there is no second copy of the loop's
+// rules.
 // The work is in activities (Activities): the set-up (what the worker's
 // configuration offers: model, system prompt, tools), the check of a host
 // tool call's arguments, a compaction's summary, a model call (one
@@ -35,7 +37,8 @@
 // are not in the log (they would swell it): the model-call activity pushes
 // them to the fronts that attached an endpoint, and the message_end in the
 // log is the truth. Commands are updates (prompt, steer, follow_up, abort,
-// set_interrupt_mode, set_host_tools, attach), refused with the RPC
+// set_interrupt_mode, set_host_tools, attach, compact,
+// set_auto_compaction), refused with the RPC
 // protocol's texts; get_state, get_messages and get_session_stats are
 // queries, answered with the engine's bytes. Fronts and workers use
 // DataConverter, whose JSON does not escape <, > and &.
@@ -54,10 +57,23 @@
 // A host tool's call is a host_tool_call event, and the workflow waits
 // on its own state for the host's reply, which any front forwards as an
 // update (host_tool_result, host_tool_update): no activity runs while the
-// host works. After a prompt's run, when the engine says compaction is
-// due, the workflow compacts as in process (the summary an activity,
-// engine.CompactContext) and continues as new with the summary and the
-// kept messages, the event numbering and the modes.
+// host works. The workflow compacts where the in-process session does,
+// with the engine's decisions (after a run: engine.CompactionDue; before
+// a prompt: engine.PromptCompactionDue; after an overflow:
+// engine.OverflowRecoverable, then the request again; by hand: the
+// compact update), the summary an activity (engine.CompactContext), and
+// continues as new once idle with the summary and the kept messages, the
+// event numbering, the modes and the state of compaction.
+//
+// # Dialogs
+//
+// A tool call's questions to the user (the confirm gate's, the ask
+// tool's) are the workflow's to ask: the call's step stops at a new
+// question before anything takes effect, the workflow emits the
+// extension_ui_request and waits on its own state for the host's answer
+// (an update), the timeout or an abort, then runs the step again with the
+// answers so far (dialogs.go). A tool that may ask after it has taken
+// effect is answered with ErrNoDialogs.
 //
 // # Determinism
 //

@@ -46,6 +46,10 @@ type FrontOptions struct {
 	HostToolDefs  func(line []byte) ([]engine.HostToolDef, error)
 	HostToolReply func(line []byte) (id string, res engine.ToolResult, final, ok bool)
 	Validator     engine.Validator
+
+	// DialogReply reads the host's extension_ui_response by the RPC
+	// server's rule (rpc.DialogReply; nil: such frames are ignored).
+	DialogReply func(line []byte) (id string, reply engine.DialogReply, ok bool)
 }
 
 // RunFront serves the RPC protocol on in and out for the durable session
@@ -83,6 +87,7 @@ func RunFront(ctx context.Context, o FrontOptions, in io.Reader, out io.Writer) 
 	wg.Add(1)
 	go func() { defer wg.Done(); f.pump(ctx) }()
 	err = f.read(ctx, in)
+	f.unhold()
 	// At the end of input the front reads what the session has done so
 	// far, so a piped prompt's events are written before it exits.
 	f.settle(ctx)
@@ -133,6 +138,7 @@ type front struct {
 	cursor    int64      // the last event written
 	openStart int64      // seq of the assistant message_start not yet ended (-1: none)
 	wake      chan struct{}
+	held      chan struct{} // a compact command's answer, until written (compact_manual.go)
 }
 
 func (f *front) write(b []byte) {
@@ -351,6 +357,7 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		f.write([]byte(`{"type":"response","success":false,"error":` + string(engine.AppendJSONString(nil, "Failed to parse command: "+err.Error())) + `}`))
 		return
 	}
+	f.hold(c.Type)
 	switch c.Type {
 	case "prompt":
 		err := f.update(ctx, UpdatePrompt, client.WorkflowUpdateStageCompleted, PromptInput{Message: c.Message, StreamingBehavior: c.StreamingBehavior})
@@ -364,6 +371,7 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		f.respond(c, nil, f.update(ctx, name, client.WorkflowUpdateStageCompleted, PromptInput{Message: c.Message}))
 	case "abort":
 		err := f.update(ctx, UpdateAbort, client.WorkflowUpdateStageCompleted)
+		f.unhold() // a compaction it cancelled answers first, as in RPC
 		if err == nil {
 			_, err = f.catchUp(ctx) // the aborted run's closing events come first
 		}
@@ -382,6 +390,10 @@ func (f *front) handle(ctx context.Context, line []byte) {
 	case "get_session_stats":
 		raw, err := f.query(ctx, QueryStats)
 		f.respond(c, raw, err)
+	case "compact":
+		f.compact(ctx, c, line)
+	case "set_auto_compaction":
+		f.setAutoCompaction(ctx, c, line)
 	case "set_host_tools":
 		if f.o.HostToolDefs == nil {
 			f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
@@ -389,6 +401,8 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		}
 		data, err := f.setHostTools(ctx, line)
 		f.respond(c, data, err)
+	case "extension_ui_response":
+		f.dialogReply(ctx, line) // dialogs.go; never answered, as in process
 	case "host_tool_result", "host_tool_update":
 		if f.hostReply(ctx, line) {
 			return

@@ -34,6 +34,12 @@ const (
 	UpdateSetHostTools = "set_host_tools"
 	UpdateHostResult   = "host_tool_result"
 	UpdateHostPartial  = "host_tool_update"
+	// UpdateDialog is the host's extension_ui_response to a dialog.
+	UpdateDialog = "extension_ui_response"
+	// UpdateCompact is the compact command; UpdateAutoCompaction
+	// set_auto_compaction (compact_manual.go).
+	UpdateCompact        = "compact"
+	UpdateAutoCompaction = "set_auto_compaction"
 
 	QueryEvents   = "events"
 	QueryState    = "get_state"
@@ -76,10 +82,18 @@ type Start struct {
 	// host_cancel_N) across runs.
 	HostCalls   int `json:",omitempty"`
 	HostCancels int `json:",omitempty"`
+	// UIRequests numbers the extension UI requests (ui_N) across runs.
+	UIRequests int `json:",omitempty"`
 	// HeartbeatMs bounds how long a tool call or a model call may go
 	// without a heartbeat before it counts as lost (DefaultHeartbeat when
 	// zero).
 	HeartbeatMs int64 `json:",omitempty"`
+	// Compaction is the state of compaction, carried over (compact.go).
+	Compaction *CompactionCarry `json:",omitempty"`
+	// Steering and FollowUps are the queued messages, carried over (a
+	// compaction's continue-as-new may come while some wait).
+	Steering  []json.RawMessage `json:",omitempty"`
+	FollowUps []json.RawMessage `json:",omitempty"`
 }
 
 // Setup is what the worker's configuration offers a session: read once
@@ -125,19 +139,31 @@ func hostToolDefs(tools []HostTool) []engine.HostToolDef {
 	return out
 }
 
-// CompactInput is an automatic compaction: the context and why.
+// CompactInput is a compaction: the context and why ("threshold",
+// "overflow", or "manual": the compact command).
 type CompactInput struct {
 	Messages    []json.RawMessage
 	Reason      string
 	RetryBaseMs int64 `json:",omitempty"`
+	// WillRetry: the failed request is sent again once the summary is in
+	// place (an overflow recovery's auto_compaction_end says so).
+	WillRetry bool `json:",omitempty"`
+	// CustomInstructions are the compact command's.
+	CustomInstructions string `json:",omitempty"`
+	// Kept is how many messages after the context's summary the latest
+	// compaction kept (engine.ContextCompaction.Kept).
+	Kept int `json:",omitempty"`
 }
 
 // CompactOutput is its outcome: the auto_compaction_end frame the engine
-// made of it, and the context that follows (the summary and the kept
-// messages; none when it did not succeed).
+// made of it (an automatic one), or the compact command's result or
+// refusal in RPC's words (by hand), and the context that follows (the
+// summary and the kept messages; none when it did not succeed).
 type CompactOutput struct {
 	End      []byte
 	Messages []json.RawMessage `json:",omitempty"`
+	Result   []byte            `json:",omitempty"`
+	Error    string            `json:",omitempty"`
 }
 
 // CheckInput is a host tool call to check.
@@ -192,6 +218,9 @@ type ToolInput struct {
 	ID        string
 	Name      string
 	Arguments json.RawMessage
+	// Answers are the call's questions answered so far, in order
+	// (dialogs.go): the call runs again with them after each question.
+	Answers []DialogAnswer `json:",omitempty"`
 }
 
 // ToolOutput is a tool call's recorded result.
@@ -203,6 +232,9 @@ type ToolOutput struct {
 	// Raw is a host tool's result object as the host sent it
 	// (engine.ToolResult.Raw).
 	Raw json.RawMessage `json:",omitempty"`
+	// Ask is the question the call stopped at, not answered yet
+	// (dialogs.go): the rest is empty.
+	Ask *engine.DialogRequest `json:",omitempty"`
 }
 
 func (o ToolOutput) result() engine.ToolResult {

@@ -16,7 +16,13 @@ import (
 // call), host_tool_update (a host tool's call, its update and result, a
 // worker killed while the host works), continue_as_new_at_compaction and
 // continue_as_new_next_run (a compaction's run and the run it continued
-// as).
+// as), dialog_ask (a question answered, one withdrawn by an abort),
+// dialog_worker_killed (a confirmation answered after its worker died),
+// confirm_timeout (a confirmation's timeout on workflow time),
+// overflow_recovery (a request sent again after an overflow's
+// compaction, then continue-as-new) and compact_manual with
+// compact_manual_next_run (compact refused, done and continued as new;
+// refused Already compacted, and cancelled by an abort).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {

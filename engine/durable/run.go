@@ -18,6 +18,7 @@ func (s *session) run(ctx workflow.Context, prompt engine.Message) *engine.Assis
 	rctx, cancel := workflow.WithCancel(ctx)
 	s.busy, s.abort, s.aborted = true, cancel, false
 	defer func() { s.busy, s.abort = false, nil; cancel() }()
+	s.beforePrompt(rctx) // compact.go
 	pending := []engine.Message{prompt}
 	var last *engine.AssistantMessage
 	for {
@@ -39,6 +40,9 @@ func (s *session) run(ctx workflow.Context, prompt engine.Message) *engine.Assis
 				s.emit(engine.AutoRetryEnd{Success: false, Attempt: s.retry, FinalError: final})
 				s.retry = 0
 			}
+			if s.recoverOverflow(rctx, last, perr) { // compact.go
+				continue
+			}
 			return last
 		}
 		s.retry++
@@ -53,6 +57,7 @@ func (s *session) run(ctx workflow.Context, prompt engine.Message) *engine.Assis
 		// The failed message leaves the context: the next attempt asks
 		// again from the same user message.
 		s.messages = s.messages[:len(s.messages)-1]
+		s.cmp.hidden = true
 		if err := workflow.Sleep(rctx, delay); err != nil {
 			s.emit(engine.AutoRetryEnd{Success: false, Attempt: s.retry, FinalError: engine.RetryCancelled})
 			s.retry = 0
@@ -241,7 +246,7 @@ func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut st
 	if info.Idempotent {
 		attempts = 3
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts := workflow.ActivityOptions{
 		ActivityID:          call.ID,
 		StartToCloseTimeout: 24 * time.Hour,
 		HeartbeatTimeout:    s.heartbeat(),
@@ -249,9 +254,8 @@ func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut st
 		// An abort waits for the tool to stop, so nothing runs on after
 		// the run's end.
 		WaitForCancellation: true,
-	})
-	var out ToolOutput
-	err := workflow.ExecuteActivity(actx, ActivityTool, ToolInput{ID: call.ID, Name: call.Name, Arguments: call.Arguments}).Get(ctx, &out)
+	}
+	out, err := s.toolSteps(ctx, opts, ToolInput{ID: call.ID, Name: call.Name, Arguments: call.Arguments}) // dialogs.go
 	var cancelled *temporal.CanceledError
 	switch {
 	case err == nil:

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -42,9 +43,15 @@ type Served struct {
 	stop   func() // the delta listener's
 	wg     sync.WaitGroup
 
-	doMu sync.Mutex // one command at a time: its answer is captured
-	// answered is the current command's answer (guarded by f.mu).
-	answered []byte
+	// doMu: one command at a time, as the stdio front's reader handles
+	// them (it owns f.held, a compact command's answer in progress).
+	doMu sync.Mutex
+	// to takes the answers of the command being handled; late takes the
+	// answer of a compact command that answers after its Do returned (one
+	// at a time: the next compact holds until it has); answered says
+	// whether the current command has had its answer (guarded by f.mu).
+	to, late func([]byte)
+	answered bool
 }
 
 // OpenServed opens durable session o.Session for a server and starts
@@ -82,7 +89,7 @@ func OpenServed(ctx context.Context, o FrontOptions, create bool, deltas *Deltas
 	}
 	s := &Served{f: f, epoch: epoch}
 	f.emit = emit
-	f.answer = func(b []byte) { s.answered = append([]byte(nil), b...) }
+	f.answer = s.route
 	// The session's life is the server's, not the opener's request.
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -140,21 +147,50 @@ func (s *Served) Sync(ctx context.Context) error {
 }
 
 // Settle returns once the session is idle and its events are handed to
-// emit (a draining client's work is over).
-func (s *Served) Settle(ctx context.Context) { s.f.settle(ctx) }
+// emit, and a compact command's answer is given (a draining client's work
+// is over).
+func (s *Served) Settle(ctx context.Context) {
+	s.doMu.Lock()
+	s.f.unhold()
+	s.doMu.Unlock()
+	s.f.settle(ctx)
+}
 
-// Do handles one command line as the stdio front does and returns its
-// answer (nil: none, as for a host_tool_result). Events it causes before
-// its answer (an abort's closing events) are handed to emit first.
-func (s *Served) Do(ctx context.Context, line []byte) []byte {
+// Do handles one command line as the stdio front does and hands its
+// answer to answer (never, for a command that has none: a
+// host_tool_result, an extension_ui_response). Events it causes before
+// its answer (an abort's closing events) are handed to emit first. A
+// compact command answers once its compaction is over, after Do has
+// returned; the commands after it wait for that answer, as RPC's do,
+// but those that pass it (abort, get_state, the host's replies).
+func (s *Served) Do(ctx context.Context, line []byte, answer func(frame []byte)) {
 	s.doMu.Lock()
 	defer s.doMu.Unlock()
+	s.f.mu.Lock()
+	s.to, s.answered = answer, false
+	s.f.mu.Unlock()
 	s.f.handle(ctx, line)
 	s.f.mu.Lock()
-	defer s.f.mu.Unlock()
-	b := s.answered
-	s.answered = nil
-	return b
+	if !s.answered && s.f.held != nil && s.late == nil {
+		s.late = answer
+	}
+	s.to = nil
+	s.f.mu.Unlock()
+}
+
+// route gives an answer to the command it is for: a compact command's
+// that came after its Do, or the current command's. (f.mu)
+func (s *Served) route(b []byte) {
+	if s.late != nil && bytes.Contains(b, []byte(`"command":"compact"`)) {
+		late := s.late
+		s.late = nil
+		late(append([]byte(nil), b...))
+		return
+	}
+	if s.to != nil {
+		s.answered = true
+		s.to(append([]byte(nil), b...))
+	}
 }
 
 // Events hands fn the events after `after` the session still keeps,

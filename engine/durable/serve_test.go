@@ -65,6 +65,13 @@ func (e *emitted) waitFor(t *testing.T, seq int64) []Frame {
 	}
 }
 
+// do is Do with the answer given during it ("": none).
+func do(ctx context.Context, s *Served, line string) string {
+	var got string
+	s.Do(ctx, []byte(line), func(b []byte) { got = string(b) })
+	return got
+}
+
 func TestServedTwoServersOneSession(t *testing.T) {
 	addr := devServer(t)
 	dir := t.TempDir()
@@ -103,13 +110,13 @@ func TestServedTwoServersOneSession(t *testing.T) {
 	if one.ID() != "s1" || one.Epoch() == "" || one.Last() != 0 {
 		t.Fatalf("opened %q epoch %q last %d", one.ID(), one.Epoch(), one.Last())
 	}
-	if got := string(one.Do(ctx, []byte(`{"id":"p1","type":"prompt","message":"demo:tool read {\"path\":\"f.txt\"}"}`))); got != `{"id":"p1","type":"response","command":"prompt","success":true}` {
+	if got := do(ctx, one, `{"id":"p1","type":"prompt","message":"demo:tool read {\"path\":\"f.txt\"}"}`); got != `{"id":"p1","type":"response","command":"prompt","success":true}` {
 		t.Fatalf("prompt answered %s", got)
 	}
-	if got := string(one.Do(ctx, []byte(`{"id":"c1","type":"compact","sessionId":"s1"}`))); got != `{"id":"c1","type":"response","command":"compact","success":false,"error":"Unknown command: compact"}` {
-		t.Fatalf("compact answered %s", got)
+	if got := do(ctx, one, `{"id":"f1","type":"fork","sessionId":"s1"}`); got != `{"id":"f1","type":"response","command":"fork","success":false,"error":"Unknown command: fork"}` {
+		t.Fatalf("fork answered %s", got)
 	}
-	if got := one.Do(ctx, []byte(`{"type":"host_tool_result","id":"nobody","result":{"content":[]}}`)); got != nil {
+	if got := do(ctx, one, `{"type":"host_tool_result","id":"nobody","result":{"content":[]}}`); got != "" {
 		t.Fatalf("a host_tool_result no call waits for answered %s", got)
 	}
 	first := e1.waitFor(t, 16)
@@ -144,7 +151,7 @@ func TestServedTwoServersOneSession(t *testing.T) {
 	}
 
 	// A prompt through the second: both follow it, numbered alike.
-	two.Do(ctx, []byte(`{"id":"p2","type":"prompt","message":"again"}`))
+	do(ctx, two, `{"id":"p2","type":"prompt","message":"again"}`)
 	a, b := e1.waitFor(t, 24), e2.waitFor(t, 24)
 	if len(b) != 8 || b[0].Seq != 17 {
 		t.Fatalf("the second server emitted %d events from %d", len(b), b[0].Seq)
@@ -153,6 +160,24 @@ func TestServedTwoServersOneSession(t *testing.T) {
 		if string(a[16+i].Data) != string(b[i].Data) || a[16+i].Seq != b[i].Seq {
 			t.Fatalf("the servers differ at %d: %s against %s", b[i].Seq, a[16+i].Data, b[i].Data)
 		}
+	}
+	// compact answers when its compaction is over, after its Do; a
+	// get_state sent meanwhile passes it: each answer reaches its asker.
+	compacted := make(chan string, 2)
+	one.Do(ctx, []byte(`{"id":"c1","type":"compact"}`), func(b []byte) { compacted <- string(b) })
+	if got := do(ctx, one, `{"id":"s1","type":"get_state"}`); !strings.HasPrefix(got, `{"id":"s1","type":"response","command":"get_state","success":true`) {
+		t.Fatalf("get_state during compact answered %s", got)
+	}
+	select {
+	case got := <-compacted:
+		if !strings.HasPrefix(got, `{"id":"c1","type":"response","command":"compact",`) {
+			t.Fatalf("compact answered %s", got)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("compact never answered")
+	}
+	if len(compacted) != 0 {
+		t.Fatal("compact answered twice")
 	}
 	two.Settle(ctx)
 	e1.mu.Lock()

@@ -54,6 +54,10 @@ type session struct {
 	interruptMode string
 	retry         int // the attempt of the retry in progress (0: none)
 	steps         int // model calls made, for step keys
+
+	// dialogs are the questions waiting for the host's answer.
+	dialogs []*dialogWait
+	cmp     compactState
 }
 
 // Session is the workflow of one session (WorkflowName).
@@ -67,6 +71,9 @@ func Session(ctx workflow.Context, in Start) error {
 		return temporal.NewNonRetryableApplicationError("bad carried messages", "xcsh.decode", err)
 	}
 	s.messages = msgs
+	if err := s.restoreCarried(in); err != nil { // compact.go
+		return err
+	}
 	if err := s.register(ctx); err != nil {
 		return err
 	}
@@ -87,8 +94,11 @@ func Session(ctx workflow.Context, in Start) error {
 			Attribution: "agent", Timestamp: workflow.Now(ctx).UnixMilli()})
 	}
 	for {
-		if err := workflow.Await(ctx, func() bool { return len(s.prompts) > 0 }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return len(s.prompts) > 0 || s.cmp.pending }); err != nil {
 			return err
+		}
+		if len(s.prompts) == 0 {
+			return s.continueAsNew(ctx, false) // compacted in place (compact.go)
 		}
 		prompt := s.prompts[0]
 		s.prompts = s.prompts[1:]
@@ -180,6 +190,12 @@ func (s *session) register(ctx workflow.Context) error {
 	if err := s.registerHostTools(ctx); err != nil {
 		return err
 	}
+	if err := s.registerDialogs(ctx); err != nil {
+		return err
+	}
+	if err := s.registerCompaction(ctx); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
 		return err
 	}
@@ -248,9 +264,9 @@ func (s *session) events(after int64) (EventsResult, error) {
 // state answers get_state with the engine's State.
 func (s *session) state() (engine.State, error) {
 	m := s.setup.Model
-	st := engine.State{Model: &m, ThinkingLevel: s.setup.Thinking, IsStreaming: s.busy,
+	st := engine.State{Model: &m, ThinkingLevel: s.setup.Thinking, IsStreaming: s.busy && !s.cmp.manual, IsCompacting: s.cmp.running,
 		SteeringMode: engine.ModeOneAtATime, FollowUpMode: engine.ModeOneAtATime, InterruptMode: s.interruptMode,
-		SessionID: s.in.SessionID, AutoCompactionEnabled: true, MessageCount: len(s.messages),
+		SessionID: s.in.SessionID, AutoCompactionEnabled: s.autoCompaction(), MessageCount: len(s.messages),
 		QueuedMessageCount: len(s.steering) + len(s.followUps), PendingMessageCount: len(s.steering) + len(s.followUps),
 		TodoPhases: []engine.TodoPhase{}, SystemPrompt: s.setup.SystemPrompt, DumpTools: []engine.ToolDump{}}
 	for _, t := range s.setup.Tools {
@@ -269,6 +285,7 @@ func (s *session) add(m engine.Message) {
 	case *engine.UserMessage:
 		s.stats.UserMessages++
 	case *engine.AssistantMessage:
+		s.noteReply(m)
 		s.stats.AssistantMessages++
 		s.stats.ToolCalls += len(m.ToolCalls())
 		u := &s.stats.Tokens

@@ -57,10 +57,12 @@ type RemoteSession interface {
 	Sync(ctx context.Context) error
 	// Settle returns once the session is idle and Sync'd.
 	Settle(ctx context.Context)
-	// Do handles one command line of the RPC protocol and returns its
-	// answer frame, without a newline (nil: the command has none). Events
-	// the command makes before its answer are handed to emit first.
-	Do(ctx context.Context, line []byte) []byte
+	// Do handles one command line of the RPC protocol and hands answer
+	// its answer frame, without a newline (never, for a command that has
+	// none), at most once: during Do, or after it has returned for a
+	// command that answers when its work is over (compact). Events the
+	// command makes before its answer are handed to emit first.
+	Do(ctx context.Context, line []byte, answer func(frame []byte))
 	// Events hands fn the events after `after` that the session still
 	// keeps (not to emit: a replay for one client); lost: some events
 	// after it are no longer kept.
@@ -285,10 +287,11 @@ func (r *remote) relay(h *hub) {
 			cmd.from.sendDirect(answer(commandOf(cmd.line), h.id, nil, errClosedSession))
 			continue
 		}
-		if b := r.rs.Do(r.ctx, cmd.line); b != nil {
+		from := cmd.from
+		r.rs.Do(r.ctx, cmd.line, func(b []byte) {
 			frame := append(b, '\n')
-			h.Send(&frame, cmd.from)
-		}
+			h.Send(&frame, from)
+		})
 	}
 }
 

@@ -128,7 +128,13 @@ func (s *fakeSession) Last() int64 {
 }
 func (s *fakeSession) Sync(context.Context) error { return nil }
 func (s *fakeSession) Settle(context.Context)     {}
-func (s *fakeSession) Do(ctx context.Context, line []byte) []byte {
+func (s *fakeSession) Do(ctx context.Context, line []byte, answer func([]byte)) {
+	if b := s.do(line); b != nil {
+		answer(b)
+	}
+}
+
+func (s *fakeSession) do(line []byte) []byte {
 	typ := gjson.GetBytes(line, "type").String()
 	resp := func(data string) []byte {
 		b := `{"id":` + gjson.GetBytes(line, "id").Raw + `,"type":"response","command":"` + typ + `","success":true`

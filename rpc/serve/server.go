@@ -242,7 +242,7 @@ func (s *Server) close(h *hub, abort bool) {
 		// close_session only, never by a shutdown.
 		if abort && !s.isClosing() {
 			ctx, cancel := context.WithTimeout(h.remote.ctx, remoteTimeout)
-			h.remote.rs.Do(ctx, []byte("{\"type\":\"abort\"}")) // a command to the session, not a frame of ours
+			h.remote.rs.Do(ctx, []byte("{\"type\":\"abort\"}"), func([]byte) {}) // a command to the session, not a frame of ours
 			cancel()
 		}
 		h.remote.stop()
