@@ -142,9 +142,10 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 		return &exitError{1, "Error: " + err.Error()}
 	}
 	defer c.Close()
-	acts := &durable.Activities{Provider: cfg.Provider, Model: *cfg.Model, SystemPrompt: cfg.SystemPrompt,
+	sysPrompt, rules := workerSetup(ctx, cfg) // temporal_setup.go: the context files, skills and rules
+	acts := &durable.Activities{Provider: cfg.Provider, Model: *cfg.Model, SystemPrompt: sysPrompt,
 		Thinking: cfg.ThinkingLevel, Tools: cfg.Tools, Validator: cfg.Validator, Compaction: cfg.Compaction, Clock: clock,
-		AfterTool: afterToolRun}
+		AfterTool: afterToolRun, Rules: rules, Cwd: cwd, StreamIdleTimeout: cfg.StreamIdleTimeout, TodoClearDelay: cfg.TodoClearDelay}
 	if cfg.ThinkingLevel != "" && !cfg.Model.Reasoning {
 		acts.Thinking = engine.ThinkingOff
 	}

@@ -34,13 +34,24 @@ type Activities struct {
 	// result is reported: the scenarios' crash point (a worker that dies
 	// there lost a call that took effect), nil in production.
 	AfterTool func(name string)
+	// Rules are the TTSR rules a model call is watched with (the
+	// configured ones and the project's: engine.ResourceRules); Cwd makes
+	// the paths a tool call names relative for their globs.
+	Rules []*engine.Rule
+	Cwd   string
+	// StreamIdleTimeout is the stall watchdog's (engine.WatchStall: 0 the
+	// engine's default, negative none).
+	StreamIdleTimeout time.Duration
+	// TodoClearDelay is how long a finished task stays in the todo list
+	// (0: engine.DefaultTodoClearDelay; negative: it stays).
+	TodoClearDelay time.Duration
 }
 
 // Setup is ActivitySetup: what this worker's configuration offers.
 func (a *Activities) Setup(ctx context.Context) (Setup, error) {
 	m := a.Model
 	m.Headers = nil
-	st := Setup{Model: m, SystemPrompt: a.SystemPrompt, Thinking: a.Thinking, Compaction: a.Compaction}
+	st := Setup{Model: m, SystemPrompt: a.SystemPrompt, Thinking: a.Thinking, Compaction: a.Compaction, TodoClearDelay: a.TodoClearDelay}
 	for _, t := range a.Tools {
 		st.Tools = append(st.Tools, ToolInfo{Name: t.Name(), Description: t.Description(), Schema: t.Schema(), Idempotent: engine.IsIdempotent(t)})
 	}
@@ -129,10 +140,15 @@ func (a *Activities) CallModel(ctx context.Context, in ModelInput) (ModelOutput,
 		default: // best effort: a slow front loses deltas, never the message
 		}
 	}
-	serr := a.Provider.Stream(ctx, req, func(ev engine.StreamEvent) error {
+	watch := a.watchCall(ctx, in.Injected) // callwatch.go: stalls and TTSR rules
+	serr := a.Provider.Stream(watch.ctx, req, func(ev engine.StreamEvent) error {
+		if err := watch.before(); err != nil {
+			return err
+		}
 		reply.Apply(ev, emit)
-		return ctx.Err()
+		return watch.after(ev)
 	})
+	serr, cut := watch.end(serr)
 	if frames != nil {
 		close(frames)
 		pub.Wait()
@@ -140,8 +156,9 @@ func (a *Activities) CallModel(ctx context.Context, in ModelInput) (ModelOutput,
 	if ctx.Err() != nil {
 		return ModelOutput{}, ctx.Err()
 	}
-	msg := reply.Finish(false, false, serr)
+	msg := reply.Finish(false, cut, serr)
 	out := ModelOutput{Message: encodeMessage(msg)}
+	watch.report(&out)
 	for _, c := range msg.ToolCalls() {
 		if t := engine.CutText(c); t != "" {
 			if out.Cut == nil {
@@ -177,7 +194,11 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	res, err := tool.Run(ctx, engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args, UI: noDialogs{}}, func(engine.ToolResult) {})
+	tc := engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args, UI: noDialogs{}}
+	if in.Name == engine.TodoWriteTool {
+		tc.Todos = func() []engine.TodoPhase { return cloneTodos(in.Todos) } // the workflow's list (todo.go)
+	}
+	res, err := tool.Run(ctx, tc, func(engine.ToolResult) {})
 	if a.AfterTool != nil {
 		a.AfterTool(in.Name)
 	}

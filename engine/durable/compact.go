@@ -61,6 +61,7 @@ func (s *session) compact(ctx workflow.Context, reason string) bool {
 		return false
 	}
 	s.messages = msgs
+	s.todosCompacted() // todo.go
 	return true
 }
 
@@ -83,6 +84,7 @@ func (s *session) continueAsNew(ctx workflow.Context, cont bool) error {
 	next.HostTools = s.hostTools
 	next.InterruptMode = s.interruptMode
 	next.Continue = cont
+	next.TTSRInjected, next.Todos, next.TodoReminders = s.ttsrInjected, s.todos, s.todoReminders
 	// A front whose cursor is in this run reads the rest of it here.
 	next.PrevRunID = workflow.GetInfo(ctx).WorkflowExecution.RunID
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)

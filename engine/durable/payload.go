@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -80,6 +81,12 @@ type Start struct {
 	// without a heartbeat before it counts as lost (DefaultHeartbeat when
 	// zero).
 	HeartbeatMs int64 `json:",omitempty"`
+	// TTSRInjected names the rules injected so far (a rule fires once per
+	// branch); Todos is the todo list, TodoReminders the reminders sent
+	// since the last user prompt: carried over.
+	TTSRInjected  []string           `json:",omitempty"`
+	Todos         []engine.TodoPhase `json:",omitempty"`
+	TodoReminders int                `json:",omitempty"`
 }
 
 // Setup is what the worker's configuration offers a session: read once
@@ -90,6 +97,9 @@ type Setup struct {
 	Thinking     engine.ThinkingLevel `json:",omitempty"`
 	Tools        []ToolInfo
 	Compaction   engine.CompactionSettings
+	// TodoClearDelay is how long a finished task stays in the todo list
+	// (0: engine.DefaultTodoClearDelay; negative: it stays).
+	TodoClearDelay time.Duration `json:",omitempty"`
 }
 
 // ToolInfo is a tool as the model is offered it, and whether a call that
@@ -163,6 +173,9 @@ type ModelInput struct {
 	HostTools []HostTool `json:",omitempty"`
 	// Timestamp is the message's timestamp (workflow time).
 	Timestamp int64
+	// Injected names the TTSR rules already injected: they are not
+	// watched again.
+	Injected []string `json:",omitempty"`
 }
 
 // ModelOutput is a model call's recorded result.
@@ -177,6 +190,10 @@ type ModelOutput struct {
 	ErrKind      engine.ErrorKind `json:",omitempty"`
 	ErrTyped     bool             `json:",omitempty"`
 	RetryAfterMs int64            `json:",omitempty"`
+	// Rules are the TTSR rules that cut the call (its message is then
+	// aborted); Deferred those that matched without interrupting.
+	Rules    []engine.Rule `json:",omitempty"`
+	Deferred []engine.Rule `json:",omitempty"`
 }
 
 // providerError rebuilds the typed error of a failed call, or nil.
@@ -192,6 +209,9 @@ type ToolInput struct {
 	ID        string
 	Name      string
 	Arguments json.RawMessage
+	// Todos is the session's todo list, sent with a todo_write call (its
+	// ops change the list as it stands).
+	Todos []engine.TodoPhase `json:",omitempty"`
 }
 
 // ToolOutput is a tool call's recorded result.
