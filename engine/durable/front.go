@@ -88,7 +88,10 @@ func RunFront(ctx context.Context, o FrontOptions, in io.Reader, out io.Writer) 
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); f.pump(ctx) }()
-	err = f.read(ctx, in)
+	err = f.awaitSetup(ctx) // setup.go: no command before the session's set-up is known
+	if err == nil {
+		err = f.read(ctx, in)
+	}
 	// At the end of input the front reads what the session has done so
 	// far, so a piped prompt's events are written before it exits.
 	f.settle(ctx)

@@ -250,6 +250,9 @@ type EventsResult struct {
 	// answers for (a front whose cursor is before Base asks it first).
 	Base      int64  `json:",omitempty"`
 	PrevRunID string `json:",omitempty"`
+	// Ready: the session's set-up (the worker's configuration: its system
+	// prompt, tools, model) is known.
+	Ready bool `json:",omitempty"`
 }
 
 // PromptInput is the prompt, steer and follow_up updates' argument.

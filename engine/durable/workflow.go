@@ -244,7 +244,7 @@ func (s *session) emit(ev engine.Event) {
 
 // events answers the events query.
 func (s *session) events(after int64) (EventsResult, error) {
-	res := EventsResult{Last: s.seq, First: s.seq + 1, Busy: s.busy || len(s.prompts) > 0, Base: s.in.Seq, PrevRunID: s.in.PrevRunID}
+	res := EventsResult{Last: s.seq, First: s.seq + 1, Busy: s.busy || len(s.prompts) > 0, Base: s.in.Seq, PrevRunID: s.in.PrevRunID, Ready: s.ready}
 	if len(s.log) > 0 {
 		res.First = s.log[0].Seq
 	}
