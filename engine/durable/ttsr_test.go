@@ -190,4 +190,3 @@ func logFrames(t *testing.T, env *testsuite.TestWorkflowEnvironment) []string {
 	}
 	return out
 }
-
