@@ -88,14 +88,21 @@ func (s *Session) todosNow() []TodoPhase {
 // nothing else (details are dropped); nothing is validated, generated or
 // removed. The list is not recorded in the session. (actor)
 func (s *Session) SetTodos(phases []TodoPhase) []TodoPhase {
+	s.setTodos(HostTodos(phases))
+	return s.Todos()
+}
+
+// HostTodos is the host's list (set_todos) as a session stores it: a
+// copy whose tasks keep their id, content, status and notes, and nothing
+// else (details are dropped).
+func HostTodos(phases []TodoPhase) []TodoPhase {
 	out := cloneTodos(phases)
 	for i := range out {
 		for j := range out[i].Tasks {
 			out[i].Tasks[j].Details = ""
 		}
 	}
-	s.setTodos(out)
-	return s.Todos()
+	return out
 }
 
 // setTodos installs a new list (owned by the session from now on) and

@@ -192,7 +192,7 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	defer stop()
 	err = durable.RunFront(ctx, durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Session: o.session,
 		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, SchemaHash: rpcschema.SchemaHash, Start: o.temporal.start(),
-		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, Validator: schema.New()}, stdin, stdout)
+		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, TodoList: rpc.TodoList, Validator: schema.New()}, stdin, stdout)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
 	}

@@ -46,6 +46,10 @@ type FrontOptions struct {
 	HostToolDefs  func(line []byte) ([]engine.HostToolDef, error)
 	HostToolReply func(line []byte) (id string, res engine.ToolResult, final, ok bool)
 	Validator     engine.Validator
+
+	// TodoList reads set_todos (rpc.TodoList; nil: set_todos is an unknown
+	// command).
+	TodoList func(line []byte) ([]engine.TodoPhase, error)
 }
 
 // RunFront serves the RPC protocol on in and out for the durable session
@@ -364,6 +368,13 @@ func (f *front) handle(ctx context.Context, line []byte) {
 			return
 		}
 		data, err := f.setHostTools(ctx, line)
+		f.respond(c, data, err)
+	case "set_todos":
+		if f.o.TodoList == nil {
+			f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
+			return
+		}
+		data, err := f.setTodos(ctx, line) // todo.go
 		f.respond(c, data, err)
 	case "host_tool_result", "host_tool_update":
 		if f.hostReply(ctx, line) {

@@ -35,6 +35,8 @@ const (
 	UpdateSetHostTools = "set_host_tools"
 	UpdateHostResult   = "host_tool_result"
 	UpdateHostPartial  = "host_tool_update"
+	// UpdateSetTodos is set_todos: the host's todo list.
+	UpdateSetTodos = "set_todos"
 
 	QueryEvents   = "events"
 	QueryState    = "get_state"

@@ -1,8 +1,10 @@
 package durable
 
 import (
+	"context"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/xcsh-go/xcsh/engine"
@@ -138,4 +140,40 @@ func cloneTodos(in []engine.TodoPhase) []engine.TodoPhase {
 		out[i].Tasks = append(make([]engine.TodoItem, 0, len(p.Tasks)), p.Tasks...)
 	}
 	return out
+}
+
+// hostTodos is the set_todos update: the host's list, stored as the
+// session stores it (engine.HostTodos), answered as stored.
+func (s *session) hostTodos(ctx workflow.Context, phases []engine.TodoPhase) ([]engine.TodoPhase, error) {
+	// The clear delay is the worker's: known once the set-up has run.
+	if err := workflow.Await(ctx, func() bool { return s.ready }); err != nil {
+		return nil, err
+	}
+	s.setTodos(engine.HostTodos(phases))
+	return s.todoPhases(), nil
+}
+
+// setTodos forwards set_todos: the list read by RPC's rule
+// (FrontOptions.TodoList), stored by the workflow; the answer is RPC's
+// ({"todoPhases":[…]}).
+func (f *front) setTodos(ctx context.Context, line []byte) ([]byte, error) {
+	list, err := f.o.TodoList(line)
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.o.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: f.id, UpdateName: UpdateSetTodos,
+		Args: []any{list}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return nil, updateError(err)
+	}
+	var stored []engine.TodoPhase
+	if err := h.Get(ctx, &stored); err != nil {
+		return nil, updateError(err)
+	}
+	if stored == nil {
+		stored = []engine.TodoPhase{}
+	}
+	return engine.MarshalJSON(struct {
+		TodoPhases []engine.TodoPhase `json:"todoPhases"`
+	}{stored})
 }

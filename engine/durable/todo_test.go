@@ -108,3 +108,29 @@ func TestTodosCarried(t *testing.T) {
 		t.Errorf("the carried list is lost: %q", got)
 	}
 }
+
+// set_todos stores the host's list as a session does (details dropped,
+// nothing else changed), answers it as stored, and the reminders read it.
+func TestSetTodos(t *testing.T) {
+	acts := scriptedActivities(t, `{"turns":[{"steps":[{"text":"Stopping."}]},{"steps":[{"text":"Reminded."}]},{"steps":[{"text":"Reminded."}]},{"steps":[{"text":"Reminded."}]}]}`)
+	var stored []engine.TodoPhase
+	_, frames := runWorkflow(t, acts,
+		step{0, func(env *testsuite.TestWorkflowEnvironment) {
+			env.UpdateWorkflow(UpdateSetTodos, "", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { t.Errorf("set_todos refused: %v", err) },
+				OnComplete: func(v any, err error) {
+					if err != nil {
+						t.Errorf("set_todos: %v", err)
+					}
+					stored, _ = v.([]engine.TodoPhase)
+				}}, []engine.TodoPhase{{ID: "phase-1", Name: "Work", Tasks: []engine.TodoItem{
+				{ID: "task-1", Content: "Open", Status: "pending", Notes: "n", Details: "dropped"}}}})
+		}},
+		step{time.Second, prompt(t, "go", "")})
+	if len(stored) != 1 || stored[0].Tasks[0].Details != "" || stored[0].Tasks[0].Notes != "n" {
+		t.Fatalf("stored %+v", stored)
+	}
+	if rem := find(frames, "todo_reminder"); len(rem) != engine.TodoReminderMax || rem[0].Get("todos.0.id").String() != "task-1" {
+		t.Fatalf("events: %s", types(frames))
+	}
+}

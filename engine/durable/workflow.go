@@ -196,6 +196,9 @@ func (s *session) register(ctx workflow.Context) error {
 	if err := s.registerHostTools(ctx); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandler(ctx, UpdateSetTodos, s.hostTodos); err != nil { // todo.go
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
 		return err
 	}
