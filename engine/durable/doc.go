@@ -50,6 +50,17 @@
 // engine.CompactContext) and continues as new with the summary and the
 // kept messages, the event numbering and the modes.
 //
+// # The user's setup, TTSR and todos
+//
+// The worker reads its resources at start and offers the system prompt an
+// in-process session would have. The model-call activity watches the
+// stream with the engine's stall watchdog and the worker's TTSR rules
+// (callwatch.go); the workflow takes the engine's post-run decisions after
+// retry: TTSR (engine.TTSRResume, ttsr.go), then, unless compaction is
+// due, the todo reminder (engine.TodoReminderDue, todo.go). The todo list,
+// the reminders' count and the rules injected are workflow state, carried
+// across continue-as-new.
+//
 // # Determinism
 //
 // Workflow code reads time only from workflow.Now, waits only with
