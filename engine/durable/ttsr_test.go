@@ -2,12 +2,14 @@ package durable
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/fakeprovider"
@@ -189,4 +191,49 @@ func logFrames(t *testing.T, env *testsuite.TestWorkflowEnvironment) []string {
 		out = append(out, string(f.Data))
 	}
 	return out
+}
+
+// A continue-as-new at compaction carries the rules injected, the todo
+// list (without its finished tasks, as a compaction leaves it in process)
+// and the reminders' count.
+func TestTTSRAndTodosCarriedAtCompaction(t *testing.T) {
+	acts := testActivities(t, t.TempDir())
+	acts.Model.ContextWindow = 400 // threshold 200 tokens; the demo counts 4 characters a token
+	r := &engine.Rule{Name: "no-first", Path: "/p/r.md", Content: "Never say first.", Condition: []string{`You said: first`}}
+	if err := r.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	acts.Rules = []*engine.Rule{r}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	acts.Register(env)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateSetTodos, "", &testsuite.TestUpdateCallback{OnAccept: func() {},
+			OnReject: func(err error) { t.Errorf("set_todos refused: %v", err) }, OnComplete: func(any, error) {}},
+			[]engine.TodoPhase{{ID: "phase-1", Name: "Work", Tasks: []engine.TodoItem{
+				{ID: "task-1", Content: "Open", Status: engine.TodoPending}, {ID: "task-2", Content: "Shipped", Status: engine.TodoCompleted}}}})
+	}, 0)
+	env.RegisterDelayedCallback(func() { prompt(t, "first, short", "")(env) }, time.Second)
+	env.RegisterDelayedCallback(func() { prompt(t, strings.Repeat("the parser walks the token list once. ", 25), "")(env) }, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, Start{SessionID: "s1", HeartbeatMs: 3000})
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+		t.Fatalf("the workflow ended with %v, want a continue-as-new", err)
+	}
+	var next Start
+	if err := DataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	frames := logFrames(t, env)
+	if len(find(frames, "ttsr_triggered")) != 1 || len(next.TTSRInjected) != 1 || next.TTSRInjected[0] != "no-first" {
+		t.Errorf("carried rules %v; events %s", next.TTSRInjected, types(frames))
+	}
+	if len(next.Todos) != 1 || len(next.Todos[0].Tasks) != 1 || next.Todos[0].Tasks[0].ID != "task-1" {
+		t.Errorf("carried todos %+v", next.Todos)
+	}
+	// Three reminders after the first prompt, the finished task cleared
+	// after a minute; the long prompt, a user prompt, counts from 0 again.
+	if len(find(frames, "todo_reminder")) != engine.TodoReminderMax || len(find(frames, "todo_auto_clear")) != 1 || next.TodoReminders != 0 {
+		t.Errorf("carried count %d; events %s", next.TodoReminders, types(frames))
+	}
 }
