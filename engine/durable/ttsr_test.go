@@ -204,6 +204,7 @@ func TestTTSRAndTodosCarriedAtCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	acts.Rules = []*engine.Rule{r}
+	acts.TodoClearDelay = 24 * time.Hour // the compaction drops the finished task, not the clear delay
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	acts.Register(env)
@@ -231,9 +232,9 @@ func TestTTSRAndTodosCarriedAtCompaction(t *testing.T) {
 	if len(next.Todos) != 1 || len(next.Todos[0].Tasks) != 1 || next.Todos[0].Tasks[0].ID != "task-1" {
 		t.Errorf("carried todos %+v", next.Todos)
 	}
-	// Three reminders after the first prompt, the finished task cleared
-	// after a minute; the long prompt, a user prompt, counts from 0 again.
-	if len(find(frames, "todo_reminder")) != engine.TodoReminderMax || len(find(frames, "todo_auto_clear")) != 1 || next.TodoReminders != 0 {
+	// Three reminders after the first prompt; the long prompt, a user
+	// prompt, counts from 0 again.
+	if len(find(frames, "todo_reminder")) != engine.TodoReminderMax || len(find(frames, "todo_auto_clear")) != 0 || next.TodoReminders != 0 {
 		t.Errorf("carried count %d; events %s", next.TodoReminders, types(frames))
 	}
 }
