@@ -47,6 +47,9 @@ type FrontOptions struct {
 	HostToolReply func(line []byte) (id string, res engine.ToolResult, final, ok bool)
 	Validator     engine.Validator
 
+	// DialogReply reads the host's extension_ui_response by the RPC
+	// server's rule (rpc.DialogReply; nil: such frames are ignored).
+	DialogReply func(line []byte) (id string, reply engine.DialogReply, ok bool)
 	// TodoList reads set_todos (rpc.TodoList; nil: set_todos is an unknown
 	// command).
 	TodoList func(line []byte) ([]engine.TodoPhase, error)
@@ -369,6 +372,8 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		}
 		data, err := f.setHostTools(ctx, line)
 		f.respond(c, data, err)
+	case "extension_ui_response":
+		f.dialogReply(ctx, line) // dialogs.go; never answered, as in process
 	case "set_todos":
 		if f.o.TodoList == nil {
 			f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))

@@ -35,6 +35,8 @@ const (
 	UpdateSetHostTools = "set_host_tools"
 	UpdateHostResult   = "host_tool_result"
 	UpdateHostPartial  = "host_tool_update"
+	// UpdateDialog is the host's extension_ui_response to a dialog.
+	UpdateDialog = "extension_ui_response"
 	// UpdateSetTodos is set_todos: the host's todo list.
 	UpdateSetTodos = "set_todos"
 
@@ -79,6 +81,8 @@ type Start struct {
 	// host_cancel_N) across runs.
 	HostCalls   int `json:",omitempty"`
 	HostCancels int `json:",omitempty"`
+	// UIRequests numbers the extension UI requests (ui_N) across runs.
+	UIRequests int `json:",omitempty"`
 	// HeartbeatMs bounds how long a tool call or a model call may go
 	// without a heartbeat before it counts as lost (DefaultHeartbeat when
 	// zero).
@@ -211,6 +215,9 @@ type ToolInput struct {
 	ID        string
 	Name      string
 	Arguments json.RawMessage
+	// Answers are the call's questions answered so far, in order
+	// (dialogs.go): the call runs again with them after each question.
+	Answers []DialogAnswer `json:",omitempty"`
 	// Todos is the session's todo list, sent with a todo_write call (its
 	// ops change the list as it stands).
 	Todos []engine.TodoPhase `json:",omitempty"`
@@ -225,6 +232,9 @@ type ToolOutput struct {
 	// Raw is a host tool's result object as the host sent it
 	// (engine.ToolResult.Raw).
 	Raw json.RawMessage `json:",omitempty"`
+	// Ask is the question the call stopped at, not answered yet
+	// (dialogs.go): the rest is empty.
+	Ask *engine.DialogRequest `json:",omitempty"`
 }
 
 func (o ToolOutput) result() engine.ToolResult {

@@ -16,8 +16,11 @@ import (
 // call), host_tool_update (a host tool's call, its update and result, a
 // worker killed while the host works), continue_as_new_at_compaction and
 // continue_as_new_next_run (a compaction's run and the run it continued
-// as), ttsr_rule_injected (a rule cuts a call, its pause and the run
-// again, behind the xcsh.ttsr version marker) and todo_reminder (three
+// as), dialog_ask (a question answered, one withdrawn by an abort),
+// dialog_worker_killed (a confirmation answered after its worker died),
+// confirm_timeout (a confirmation's timeout on workflow time),
+// ttsr_rule_injected (a rule cuts a call, its pause and the run again,
+// behind the xcsh.ttsr version marker) and todo_reminder (three
 // reminders, todo_write with the list, set_todos).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))

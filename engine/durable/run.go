@@ -252,7 +252,7 @@ func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut st
 	if info.Idempotent {
 		attempts = 3
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts := workflow.ActivityOptions{
 		ActivityID:          call.ID,
 		StartToCloseTimeout: 24 * time.Hour,
 		HeartbeatTimeout:    s.heartbeat(),
@@ -260,13 +260,12 @@ func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut st
 		// An abort waits for the tool to stop, so nothing runs on after
 		// the run's end.
 		WaitForCancellation: true,
-	})
-	var out ToolOutput
+	}
 	in := ToolInput{ID: call.ID, Name: call.Name, Arguments: call.Arguments}
 	if call.Name == engine.TodoWriteTool {
 		in.Todos = s.todoPhases() // todo.go: its ops change the list as it stands
 	}
-	err := workflow.ExecuteActivity(actx, ActivityTool, in).Get(ctx, &out)
+	out, err := s.toolSteps(ctx, opts, in) // dialogs.go
 	var cancelled *temporal.CanceledError
 	switch {
 	case err == nil:

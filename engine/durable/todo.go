@@ -177,3 +177,11 @@ func (f *front) setTodos(ctx context.Context, line []byte) ([]byte, error) {
 		TodoPhases []engine.TodoPhase `json:"todoPhases"`
 	}{stored})
 }
+
+// withTodos gives a todo_write call the workflow's list as it stands
+// (ToolInput.Todos), as a session gives it its own.
+func withTodos(tc *engine.ToolCall, in ToolInput) {
+	if in.Name == engine.TodoWriteTool {
+		tc.Todos = func() []engine.TodoPhase { return cloneTodos(in.Todos) }
+	}
+}

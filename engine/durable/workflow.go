@@ -66,6 +66,9 @@ type session struct {
 	todoTimers    []*todoTimer
 	todoReminders int
 	root          workflow.Context
+
+	// dialogs are the questions waiting for the host's answer.
+	dialogs []*dialogWait
 }
 
 // Session is the workflow of one session (WorkflowName).
@@ -197,6 +200,9 @@ func (s *session) register(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, UpdateSetTodos, s.hostTodos); err != nil { // todo.go
+		return err
+	}
+	if err := s.registerDialogs(ctx); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
