@@ -209,6 +209,7 @@ func (s *session) compacted(raw []json.RawMessage) bool {
 	}
 	s.messages = msgs
 	s.cmp.kept, s.cmp.reply, s.cmp.hidden, s.cmp.pending = len(msgs)-1, nil, false, true
+	s.todosCompacted() // todo.go
 	return true
 }
 
@@ -288,6 +289,7 @@ func (s *session) continueAsNew(ctx workflow.Context, cont bool) error {
 	if len(s.followUps) > 0 {
 		next.FollowUps = encodeMessages(s.followUps)
 	}
+	next.TTSRInjected, next.Todos, next.TodoReminders = s.ttsrInjected, s.todos, s.todoReminders
 	// A front whose cursor is in this run reads the rest of it here.
 	next.PrevRunID = workflow.GetInfo(ctx).WorkflowExecution.RunID
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)

@@ -50,6 +50,9 @@ type FrontOptions struct {
 	// DialogReply reads the host's extension_ui_response by the RPC
 	// server's rule (rpc.DialogReply; nil: such frames are ignored).
 	DialogReply func(line []byte) (id string, reply engine.DialogReply, ok bool)
+	// TodoList reads set_todos (rpc.TodoList; nil: set_todos is an unknown
+	// command).
+	TodoList func(line []byte) ([]engine.TodoPhase, error)
 }
 
 // RunFront serves the RPC protocol on in and out for the durable session
@@ -92,7 +95,10 @@ func RunFront(ctx context.Context, o FrontOptions, in io.Reader, out io.Writer) 
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); f.pump(ctx) }()
-	err = f.read(ctx, in)
+	err = f.awaitSetup(ctx) // setup.go: no command before the session's set-up is known
+	if err == nil {
+		err = f.read(ctx, in)
+	}
 	f.unhold()
 	// At the end of input the front reads what the session has done so
 	// far, so a piped prompt's events are written before it exits.
@@ -376,6 +382,13 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		f.respond(c, data, err)
 	case "extension_ui_response":
 		f.dialogReply(ctx, line) // dialogs.go; never answered, as in process
+	case "set_todos":
+		if f.o.TodoList == nil {
+			f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
+			return
+		}
+		data, err := f.setTodos(ctx, line) // todo.go
+		f.respond(c, data, err)
 	case "host_tool_result", "host_tool_update":
 		if f.hostReply(ctx, line) {
 			return
