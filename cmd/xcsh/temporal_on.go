@@ -144,7 +144,7 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 	defer c.Close()
 	acts := &durable.Activities{Provider: cfg.Provider, Model: *cfg.Model, SystemPrompt: cfg.SystemPrompt,
 		Thinking: cfg.ThinkingLevel, Tools: cfg.Tools, Validator: cfg.Validator, Compaction: cfg.Compaction, Clock: clock,
-		AfterTool: afterToolRun}
+		AfterTool: afterToolRun, Cwd: cwd}
 	if cfg.ThinkingLevel != "" && !cfg.Model.Reasoning {
 		acts.Thinking = engine.ThinkingOff
 	}
@@ -191,7 +191,8 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	defer stop()
 	err = durable.RunFront(ctx, durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Session: o.session,
 		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, SchemaHash: rpcschema.SchemaHash, Start: o.temporal.start(),
-		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, Validator: schema.New()}, stdin, stdout)
+		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, Validator: schema.New(),
+		ExportHTML: durableExportHTML}, stdin, stdout)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
 	}

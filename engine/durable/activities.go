@@ -28,6 +28,8 @@ type Activities struct {
 	Validator    engine.Validator // nil: arguments are not validated
 	Compaction   engine.CompactionSettings
 	Clock        engine.Clock // nil: the system clock
+	// Cwd is the directory the tools run in (Setup.Cwd).
+	Cwd string
 	// Publish pushes a model call's deltas to the fronts (nil: PostDeltas).
 	Publish func(ctx context.Context, endpoints []string, step string, frames <-chan []byte)
 	// AfterTool, if set, is called when a tool has run and before its
@@ -40,7 +42,7 @@ type Activities struct {
 func (a *Activities) Setup(ctx context.Context) (Setup, error) {
 	m := a.Model
 	m.Headers = nil
-	st := Setup{Model: m, SystemPrompt: a.SystemPrompt, Thinking: a.Thinking, Compaction: a.Compaction}
+	st := Setup{Model: m, SystemPrompt: a.SystemPrompt, Thinking: a.Thinking, Compaction: a.Compaction, Cwd: a.Cwd}
 	for _, t := range a.Tools {
 		st.Tools = append(st.Tools, ToolInfo{Name: t.Name(), Description: t.Description(), Schema: t.Schema(), Idempotent: engine.IsIdempotent(t)})
 	}

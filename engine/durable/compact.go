@@ -60,6 +60,7 @@ func (s *session) compact(ctx workflow.Context, reason string) bool {
 	if err != nil {
 		return false
 	}
+	s.recordCompaction(out.End, msgs)
 	s.messages = msgs
 	return true
 }

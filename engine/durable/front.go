@@ -46,6 +46,10 @@ type FrontOptions struct {
 	HostToolDefs  func(line []byte) ([]engine.HostToolDef, error)
 	HostToolReply func(line []byte) (id string, res engine.ToolResult, final, ok bool)
 	Validator     engine.Validator
+	// ExportHTML writes the page of export_html for the session's record
+	// at path ("": its default) and returns the path as written (nil:
+	// export_html is an unknown command). export_front.go.
+	ExportHTML func(ctx context.Context, path string, x *Exported) (string, error)
 }
 
 // RunFront serves the RPC protocol on in and out for the durable session
@@ -362,6 +366,8 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		}
 		data, err := f.setHostTools(ctx, line)
 		f.respond(c, data, err)
+	case "export_html":
+		f.exportHTML(ctx, c, line)
 	case "host_tool_result", "host_tool_update":
 		if f.hostReply(ctx, line) {
 			return

@@ -90,6 +90,9 @@ type Setup struct {
 	Thinking     engine.ThinkingLevel `json:",omitempty"`
 	Tools        []ToolInfo
 	Compaction   engine.CompactionSettings
+	// Cwd is the worker's working directory, where the tools run: an
+	// exported session file's cwd ("" in runs recorded before it).
+	Cwd string `json:",omitempty"`
 }
 
 // ToolInfo is a tool as the model is offered it, and whether a call that

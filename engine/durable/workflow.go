@@ -54,6 +54,9 @@ type session struct {
 	interruptMode string
 	retry         int // the attempt of the retry in progress (0: none)
 	steps         int // model calls made, for step keys
+	// rec is what this run adds to the session's record, for an export
+	// (export.go).
+	rec exportRecord
 }
 
 // Session is the workflow of one session (WorkflowName).
@@ -180,6 +183,9 @@ func (s *session) register(ctx workflow.Context) error {
 	if err := s.registerHostTools(ctx); err != nil {
 		return err
 	}
+	if err := s.registerExport(ctx); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
 		return err
 	}
@@ -265,6 +271,7 @@ func (s *session) state() (engine.State, error) {
 // add records a message in the context and the totals.
 func (s *session) add(m engine.Message) {
 	s.messages = append(s.messages, m)
+	s.recordMessage(m)
 	switch m := m.(type) {
 	case *engine.UserMessage:
 		s.stats.UserMessages++
