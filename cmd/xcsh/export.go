@@ -102,7 +102,10 @@ func (eo *exportOptions) checkFormat(durable bool) error {
 	case eo.format == "session" && !durable:
 		return &exitError{2, "Error: --format session is for a durable session (--temporal ADDRESS --session ID)"}
 	case eo.format != "atif" && eo.format != "html" && eo.format != "session":
-		return &exitError{2, fmt.Sprintf("Error: unknown --format %q (atif or html; session with --temporal)", eo.format)}
+		if durable {
+			return &exitError{2, fmt.Sprintf("Error: unknown --format %q (session, atif or html)", eo.format)}
+		}
+		return &exitError{2, fmt.Sprintf("Error: unknown --format %q (atif or html)", eo.format)}
 	case eo.appendOnly && eo.format != "atif":
 		return &exitError{2, "Error: --append-only is for --format atif"}
 	}
