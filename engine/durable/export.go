@@ -124,8 +124,10 @@ func (s *session) recordMessage(m engine.Message) {
 
 // recordCompaction adds a compaction: end is its auto_compaction_end
 // frame, next the context that follows it (the summary, then the kept
-// messages, which are the current context's last ones). It runs before
-// next replaces the context.
+// messages, which are the current context's last ones). Whatever replaces
+// the context with a compaction's calls it first (compact does): else the
+// export has no compaction entry there, and the kept messages' copies no
+// origin.
 func (s *session) recordCompaction(end []byte, next []engine.Message) {
 	if len(next) == 0 {
 		return
