@@ -57,3 +57,18 @@ func HostToolReply(line []byte) (id string, res engine.ToolResult, final, ok boo
 	res, ok = hostToolUpdate(line)
 	return id, res, false, ok
 }
+
+// DialogReply reads an extension_ui_response frame: the dialog's id and
+// the answer, read by key presence as the Server reads it (dialogReply).
+// ok is false for any other frame and for one with no string id (the
+// Server ignores those).
+func DialogReply(line []byte) (id string, reply engine.DialogReply, ok bool) {
+	var h struct {
+		Type string          `json:"type"`
+		ID   json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &h) != nil || h.Type != "extension_ui_response" || json.Unmarshal(h.ID, &id) != nil {
+		return "", engine.DialogReply{}, false
+	}
+	return id, dialogReply(line), true
+}

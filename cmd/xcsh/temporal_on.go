@@ -123,19 +123,13 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, ext, err := sh.sessionConfig(o, sessionParts{cwd: cwd, rec: rec}, stderr)
+	cfg, ext, err := sh.sessionConfig(o, sessionParts{cwd: cwd, rec: rec, hostUI: o.ui}, stderr)
 	if err != nil {
 		return &exitError{2, "Error: " + err.Error()}
 	}
 	defer stopExtensions(ext, stderr)
 	if cfg.Model == nil {
 		return &exitError{2, "Error: the worker needs a model: --provider or --model"}
-	}
-	// A confirmation is a dialog with the host, which a durable session
-	// cannot hold yet (docs/durable.md, "Not yet"): refusing to start beats
-	// running the commands the policy says must be asked about.
-	if cfg.Gate != nil {
-		return &exitError{2, "Error: the worker cannot ask for confirmations yet (--confirm-bash, --confirm-writes-outside-cwd): dialogs are not in durable sessions (docs/durable.md)"}
 	}
 	c, err := temporalClient(&o.temporal, stderr)
 	if err != nil {
@@ -144,7 +138,7 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 	defer c.Close()
 	acts := &durable.Activities{Provider: cfg.Provider, Model: *cfg.Model, SystemPrompt: cfg.SystemPrompt,
 		Thinking: cfg.ThinkingLevel, Tools: cfg.Tools, Validator: cfg.Validator, Compaction: cfg.Compaction, Clock: clock,
-		AfterTool: afterToolRun, Cwd: cwd}
+		AfterTool: afterToolRun, Cwd: cwd, Gate: cfg.Gate} // the confirmations: the workflow asks (docs/durable.md, "Dialogs")
 	if cfg.ThinkingLevel != "" && !cfg.Model.Reasoning {
 		acts.Thinking = engine.ThinkingOff
 	}
@@ -191,7 +185,7 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	defer stop()
 	err = durable.RunFront(ctx, durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Session: o.session,
 		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, SchemaHash: rpcschema.SchemaHash, Start: o.temporal.start(),
-		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, Validator: schema.New(),
+		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, DialogReply: rpc.DialogReply, Validator: schema.New(),
 		ExportHTML: durableExportHTML}, stdin, stdout)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}

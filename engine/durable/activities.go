@@ -36,6 +36,11 @@ type Activities struct {
 	// result is reported: the scenarios' crash point (a worker that dies
 	// there lost a call that took effect), nil in production.
 	AfterTool func(name string)
+
+	// Gate, if set, may stop a validated call before its tool runs, as
+	// engine.Config.Gate does in process (the confirmation policies); its
+	// questions are the workflow's to ask (dialogs.go).
+	Gate func(ctx context.Context, call engine.ToolCall) *engine.ToolResult
 }
 
 // Setup is ActivitySetup: what this worker's configuration offers.
@@ -179,23 +184,19 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	res, err := tool.Run(ctx, engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args, UI: noDialogs{}}, func(engine.ToolResult) {})
-	if a.AfterTool != nil {
-		a.AfterTool(in.Name)
-	}
-	if ctx.Err() != nil {
+	// The gate, then the tool, each of whose questions may stop the call
+	// (dialogs.go).
+	out, cancelled, err := a.execTool(ctx, tool, in, args)
+	if cancelled {
 		// Cancelled (an abort): the tool's own answer, when it gave one,
 		// travels with the cancellation so the workflow records what the
 		// in-process loop would show (bash: "Command aborted").
 		if err == nil {
-			return ToolOutput{}, temporal.NewCanceledError(toolOutput(res))
+			return ToolOutput{}, temporal.NewCanceledError(out)
 		}
 		return ToolOutput{}, ctx.Err()
 	}
-	if err != nil {
-		return toolOutput(errorResult(err.Error())), nil
-	}
-	return toolOutput(res), nil
+	return out, nil
 }
 
 // ToolOutputOf is a result as recorded (the front records a host's
@@ -225,17 +226,11 @@ func (a *Activities) Compact(ctx context.Context, in CompactInput) (CompactOutpu
 	return o, nil
 }
 
-// ErrNoDialogs answers a tool's question to the user (the ask tool): a
-// dialog would have to wait for the host inside the activity, which
-// durable sessions do not do yet (docs/durable.md, "Not yet").
-var ErrNoDialogs = errors.New("dialogs with the user are not available in a durable session yet")
-
-// noDialogs is a tool call's UI on a worker.
-type noDialogs struct{}
-
-func (noDialogs) Dialog(context.Context, engine.DialogRequest) (engine.DialogReply, error) {
-	return engine.DialogReply{}, ErrNoDialogs
-}
+// ErrNoDialogs answers the question of a tool that may ask after it has
+// taken effect (not QuestionsFirst: an extension's or an MCP server's
+// tool): a durable session asks only where the call can stop and run
+// again once answered (dialogs.go, docs/durable.md "Dialogs").
+var ErrNoDialogs = errors.New("this tool may ask after it has taken effect, and a durable session asks the user only before a tool takes effect")
 
 // CheckCall is ActivityCheck: a host tool call checked as in process
 // (engine.CheckToolCall with this worker's Validator); nil: it may go to

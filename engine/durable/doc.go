@@ -50,6 +50,16 @@
 // engine.CompactContext) and continues as new with the summary and the
 // kept messages, the event numbering and the modes.
 //
+// # Dialogs
+//
+// A tool call's questions to the user (the confirm gate's, the ask
+// tool's) are the workflow's to ask: the call's step stops at a new
+// question before anything takes effect, the workflow emits the
+// extension_ui_request and waits on its own state for the host's answer
+// (an update), the timeout or an abort, then runs the step again with the
+// answers so far (dialogs.go). A tool that may ask after it has taken
+// effect is answered with ErrNoDialogs.
+//
 // # Export
 //
 // Each run keeps its part of the session's record (export.go: the

@@ -46,6 +46,10 @@ type FrontOptions struct {
 	HostToolDefs  func(line []byte) ([]engine.HostToolDef, error)
 	HostToolReply func(line []byte) (id string, res engine.ToolResult, final, ok bool)
 	Validator     engine.Validator
+
+	// DialogReply reads the host's extension_ui_response by the RPC
+	// server's rule (rpc.DialogReply; nil: such frames are ignored).
+	DialogReply func(line []byte) (id string, reply engine.DialogReply, ok bool)
 	// ExportHTML writes the page of export_html for the session's record
 	// at path ("": its default) and returns the path as written (nil:
 	// export_html is an unknown command). export_front.go.
@@ -368,6 +372,8 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		f.respond(c, data, err)
 	case "export_html":
 		f.exportHTML(ctx, c, line)
+	case "extension_ui_response":
+		f.dialogReply(ctx, line) // dialogs.go; never answered, as in process
 	case "host_tool_result", "host_tool_update":
 		if f.hostReply(ctx, line) {
 			return

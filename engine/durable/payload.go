@@ -34,6 +34,8 @@ const (
 	UpdateSetHostTools = "set_host_tools"
 	UpdateHostResult   = "host_tool_result"
 	UpdateHostPartial  = "host_tool_update"
+	// UpdateDialog is the host's extension_ui_response to a dialog.
+	UpdateDialog = "extension_ui_response"
 
 	QueryEvents   = "events"
 	QueryState    = "get_state"
@@ -76,6 +78,8 @@ type Start struct {
 	// host_cancel_N) across runs.
 	HostCalls   int `json:",omitempty"`
 	HostCancels int `json:",omitempty"`
+	// UIRequests numbers the extension UI requests (ui_N) across runs.
+	UIRequests int `json:",omitempty"`
 	// HeartbeatMs bounds how long a tool call or a model call may go
 	// without a heartbeat before it counts as lost (DefaultHeartbeat when
 	// zero).
@@ -195,6 +199,9 @@ type ToolInput struct {
 	ID        string
 	Name      string
 	Arguments json.RawMessage
+	// Answers are the call's questions answered so far, in order
+	// (dialogs.go): the call runs again with them after each question.
+	Answers []DialogAnswer `json:",omitempty"`
 }
 
 // ToolOutput is a tool call's recorded result.
@@ -206,6 +213,9 @@ type ToolOutput struct {
 	// Raw is a host tool's result object as the host sent it
 	// (engine.ToolResult.Raw).
 	Raw json.RawMessage `json:",omitempty"`
+	// Ask is the question the call stopped at, not answered yet
+	// (dialogs.go): the rest is empty.
+	Ask *engine.DialogRequest `json:",omitempty"`
 }
 
 func (o ToolOutput) result() engine.ToolResult {

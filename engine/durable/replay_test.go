@@ -16,7 +16,9 @@ import (
 // call), host_tool_update (a host tool's call, its update and result, a
 // worker killed while the host works), continue_as_new_at_compaction and
 // continue_as_new_next_run (a compaction's run and the run it continued
-// as).
+// as), dialog_ask (a question answered, one withdrawn by an abort),
+// dialog_worker_killed (a confirmation answered after its worker died),
+// confirm_timeout (a confirmation's timeout on workflow time).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {

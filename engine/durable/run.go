@@ -241,7 +241,7 @@ func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut st
 	if info.Idempotent {
 		attempts = 3
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts := workflow.ActivityOptions{
 		ActivityID:          call.ID,
 		StartToCloseTimeout: 24 * time.Hour,
 		HeartbeatTimeout:    s.heartbeat(),
@@ -249,9 +249,8 @@ func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut st
 		// An abort waits for the tool to stop, so nothing runs on after
 		// the run's end.
 		WaitForCancellation: true,
-	})
-	var out ToolOutput
-	err := workflow.ExecuteActivity(actx, ActivityTool, ToolInput{ID: call.ID, Name: call.Name, Arguments: call.Arguments}).Get(ctx, &out)
+	}
+	out, err := s.toolSteps(ctx, opts, ToolInput{ID: call.ID, Name: call.Name, Arguments: call.Arguments}) // dialogs.go
 	var cancelled *temporal.CanceledError
 	switch {
 	case err == nil:

@@ -54,6 +54,9 @@ type session struct {
 	interruptMode string
 	retry         int // the attempt of the retry in progress (0: none)
 	steps         int // model calls made, for step keys
+
+	// dialogs are the questions waiting for the host's answer.
+	dialogs []*dialogWait
 	// rec is what this run adds to the session's record, for an export
 	// (export.go).
 	rec exportRecord
@@ -181,6 +184,9 @@ func (s *session) register(ctx workflow.Context) error {
 		return err
 	}
 	if err := s.registerHostTools(ctx); err != nil {
+		return err
+	}
+	if err := s.registerDialogs(ctx); err != nil {
 		return err
 	}
 	if err := s.registerExport(ctx); err != nil {

@@ -516,16 +516,3 @@ func TestContinueAsNewAtCompaction(t *testing.T) {
 		t.Fatalf("the next run starts with %v", dev)
 	}
 }
-
-// A tool's question to the user (ask, with --ui) is answered at once on a
-// worker: dialogs are not in durable sessions yet.
-func TestAskToolWithoutDialogs(t *testing.T) {
-	dir := t.TempDir()
-	acts := testActivities(t, dir)
-	acts.Tools = tools.Builtins(tools.Options{Cwd: dir, HostUI: true})
-	_, frames := runWorkflow(t, acts, step{0, prompt(t, `demo:tool ask {"question":"Which?"}`, "")})
-	end := find(frames, "tool_execution_end")
-	if len(end) != 1 || end[0].Get("result.content.0.text").String() != ErrNoDialogs.Error() || !end[0].Get("isError").Bool() {
-		t.Fatalf("tool_execution_end %v", end)
-	}
-}

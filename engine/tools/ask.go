@@ -39,6 +39,11 @@ type askArgs struct {
 	Prefill     string   `json:"prefill"`
 }
 
+// QuestionsFirst says the question comes before anything else the call
+// does (it does nothing else): a durable session may stop the call at its
+// question and run it again with the answer (engine/durable, dialogs.go).
+func (t *askTool) QuestionsFirst() bool { return true }
+
 // Run implements engine.Tool.
 func (t *askTool) Run(ctx context.Context, call engine.ToolCall, _ func(engine.ToolResult)) (engine.ToolResult, error) {
 	var a askArgs
