@@ -187,7 +187,8 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	defer stop()
 	err = durable.RunFront(ctx, durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Session: o.session,
 		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, SchemaHash: rpcschema.SchemaHash, Start: o.temporal.start(),
-		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, DialogReply: rpc.DialogReply, TodoList: rpc.TodoList, Validator: schema.New()}, stdin, stdout)
+		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, DialogReply: rpc.DialogReply, TodoList: rpc.TodoList, Validator: schema.New(),
+		ExportHTML: durableExportHTML}, stdin, stdout)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
 	}

@@ -40,8 +40,9 @@ type Activities struct {
 	// questions are the workflow's to ask (dialogs.go).
 	Gate func(ctx context.Context, call engine.ToolCall) *engine.ToolResult
 	// Rules are the TTSR rules a model call is watched with (the
-	// configured ones and the project's: engine.ResourceRules); Cwd makes
-	// the paths a tool call names relative for their globs.
+	// configured ones and the project's: engine.ResourceRules); Cwd, the
+	// directory the tools run in, makes the paths a tool call names
+	// relative for their globs, and is an export's cwd (Setup.Cwd).
 	Rules []*engine.Rule
 	Cwd   string
 	// StreamIdleTimeout is the stall watchdog's (engine.WatchStall: 0 the
@@ -56,7 +57,8 @@ type Activities struct {
 func (a *Activities) Setup(ctx context.Context) (Setup, error) {
 	m := a.Model
 	m.Headers = nil
-	st := Setup{Model: m, SystemPrompt: a.SystemPrompt, Thinking: a.Thinking, Compaction: a.Compaction, TodoClearDelay: a.TodoClearDelay}
+	st := Setup{Model: m, SystemPrompt: a.SystemPrompt, Thinking: a.Thinking, Compaction: a.Compaction, TodoClearDelay: a.TodoClearDelay,
+		Cwd: a.Cwd}
 	for _, t := range a.Tools {
 		st.Tools = append(st.Tools, ToolInfo{Name: t.Name(), Description: t.Description(), Schema: t.Schema(), Idempotent: engine.IsIdempotent(t)})
 	}

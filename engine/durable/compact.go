@@ -182,7 +182,7 @@ func (s *session) compactIn(ctx workflow.Context, reason string, willRetry bool)
 		return false
 	}
 	s.emit(rawEvent(out.End))
-	return out.Messages != nil && s.compacted(out.Messages)
+	return out.Messages != nil && s.compacted(out.End, out.Messages)
 }
 
 // summarise runs the compaction's activity on the current context.
@@ -201,12 +201,14 @@ func (s *session) summarise(ctx workflow.Context, in CompactInput) (CompactOutpu
 }
 
 // compacted puts the summary and the kept messages in place of the
-// context; the session continues as new once idle.
-func (s *session) compacted(raw []json.RawMessage) bool {
+// context, and records the compaction for an export (end: a frame whose
+// "result" is the compaction's); the session continues as new once idle.
+func (s *session) compacted(end []byte, raw []json.RawMessage) bool {
 	msgs, err := decodeMessages(raw)
 	if err != nil || len(msgs) == 0 {
 		return false
 	}
+	s.recordCompaction(end, msgs)
 	s.messages = msgs
 	s.cmp.kept, s.cmp.reply, s.cmp.hidden, s.cmp.pending = len(msgs)-1, nil, false, true
 	s.todosCompacted() // todo.go

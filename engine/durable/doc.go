@@ -77,6 +77,16 @@
 // the reminders' count and the rules injected are workflow state, carried
 // across continue-as-new.
 //
+// # Export
+//
+// Each run keeps its part of the session's record (export.go: the
+// messages it added and its compactions, with where each message of its
+// context came from), which the "xcsh.record" query answers, closed runs
+// too. ExportSession walks the runs back through PrevRunID and assembles
+// the entries of a session file (Exported.WriteSessionFile), which
+// resumes in process; the front's export_html writes the page from it.
+// The record is workflow state only: it adds nothing to the history.
+//
 // # Determinism
 //
 // Workflow code reads time only from workflow.Now, waits only with

@@ -53,6 +53,10 @@ type FrontOptions struct {
 	// TodoList reads set_todos (rpc.TodoList; nil: set_todos is an unknown
 	// command).
 	TodoList func(line []byte) ([]engine.TodoPhase, error)
+	// ExportHTML writes the page of export_html for the session's record
+	// at path ("": its default) and returns the path as written (nil:
+	// export_html is an unknown command). export_front.go.
+	ExportHTML func(ctx context.Context, path string, x *Exported) (string, error)
 }
 
 // RunFront serves the RPC protocol on in and out for the durable session
@@ -380,6 +384,8 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		}
 		data, err := f.setHostTools(ctx, line)
 		f.respond(c, data, err)
+	case "export_html":
+		f.exportHTML(ctx, c, line)
 	case "extension_ui_response":
 		f.dialogReply(ctx, line) // dialogs.go; never answered, as in process
 	case "set_todos":

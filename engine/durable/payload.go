@@ -116,6 +116,9 @@ type Setup struct {
 	// TodoClearDelay is how long a finished task stays in the todo list
 	// (0: engine.DefaultTodoClearDelay; negative: it stays).
 	TodoClearDelay time.Duration `json:",omitempty"`
+	// Cwd is the worker's working directory, where the tools run: an
+	// exported session file's cwd ("" in runs recorded before it).
+	Cwd string `json:",omitempty"`
 }
 
 // ToolInfo is a tool as the model is offered it, and whether a call that

@@ -70,6 +70,9 @@ type session struct {
 	// dialogs are the questions waiting for the host's answer.
 	dialogs []*dialogWait
 	cmp     compactState
+	// rec is what this run adds to the session's record, for an export
+	// (export.go).
+	rec exportRecord
 }
 
 // Session is the workflow of one session (WorkflowName).
@@ -215,6 +218,9 @@ func (s *session) register(ctx workflow.Context) error {
 	if err := s.registerCompaction(ctx); err != nil {
 		return err
 	}
+	if err := s.registerExport(ctx); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
 		return err
 	}
@@ -300,6 +306,7 @@ func (s *session) state() (engine.State, error) {
 // add records a message in the context and the totals.
 func (s *session) add(m engine.Message) {
 	s.messages = append(s.messages, m)
+	s.recordMessage(m)
 	switch m := m.(type) {
 	case *engine.UserMessage:
 		s.stats.UserMessages++
