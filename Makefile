@@ -65,8 +65,10 @@ bench:
 	# start xcsh-bedrock, against a call on the running helper.
 	$(GO) test -run '^$$' -bench 'BedrockHelper' -benchtime 20x ./cmd/xcsh/
 	# Durable sessions (issue 31): a step (model or tool call) on the local dev server of
-	# ../shared/temporal against the same in process (docs/durable.md; skipped without the server).
-	$(GO) test -run '^$$' -bench 'StepDevServer|StepInProcess' -benchtime 20x ./engine/durable/
+	# ../shared/temporal against the same in process, and a 5,000-delta reply's time to the
+	# attached front (and how many deltas it wrote) against the same in process (docs/durable.md;
+	# skipped without the server).
+	$(GO) test -run '^$$' -bench 'StepDevServer|StepInProcess|Deltas5000' -benchtime 20x ./engine/durable/
 
 fuzz:
 	$(GO) test ./rpc/ -run '^$$' -fuzz FuzzDispatch -fuzztime 20s

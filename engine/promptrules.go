@@ -90,11 +90,11 @@ func writeRules(b *strings.Builder, rules []PromptRule, canRead bool) {
 	}
 }
 
-// promptRules are the rules the system prompt shows (always and
-// requested). (actor)
-func (s *Session) promptRules() []PromptRule {
+// promptRulesOf are the rules the system prompt shows (always and
+// requested).
+func promptRulesOf(rules []PromptRule) []PromptRule {
 	var out []PromptRule
-	for _, r := range s.res.PromptRules {
+	for _, r := range rules {
 		if r.Apply != RuleFiles {
 			out = append(out, r)
 		}

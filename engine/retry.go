@@ -209,16 +209,23 @@ const DefaultStreamIdleTimeout = 180 * time.Second
 // errStalled is the cancellation cause of a stream the watchdog ended.
 var errStalled = errors.New("stream stalled")
 
-// watchStream cancels the stream with errStalled when seen has not moved
-// for the idle timeout. It checks four times per period (the clock has no
-// notion of "last event" under the frozen test clock, so progress is a
-// counter): a stall is detected between 1 and 1.25 timeouts after the last
-// event. A check that finds ours set (the provider waits for us, not we
-// for it: the stream queue is full) counts as progress, so only the
-// provider's own silence is measured. The returned stop function ends the
-// watch and waits for it.
+// watchStream is the session's stall watchdog (WatchStall) for one
+// model call.
 func (s *Session) watchStream(cancel context.CancelCauseFunc, seen *atomic.Uint64, ours *atomic.Bool) (stop func()) {
-	idle := s.cfg.StreamIdleTimeout
+	return WatchStall(s.cfg.Clock, s.cfg.StreamIdleTimeout, cancel, seen, ours)
+}
+
+// WatchStall cancels a model call's stream with a stall (Stalled) when
+// seen has not moved for idle (0: DefaultStreamIdleTimeout; negative: no
+// watch). It checks four times per period (the clock has no notion of
+// "last event" under the frozen test clock, so progress is a counter): a
+// stall is detected between 1 and 1.25 timeouts after the last event. A
+// check that finds ours set (the provider waits for us, not we for it:
+// the stream queue is full) counts as progress, so only the provider's
+// own silence is measured. The returned stop function ends the watch and
+// waits for it. The session and the model-call activity of a durable
+// session both watch with it.
+func WatchStall(clock Clock, idle time.Duration, cancel context.CancelCauseFunc, seen *atomic.Uint64, ours *atomic.Bool) (stop func()) {
 	if idle < 0 {
 		return func() {}
 	}
@@ -232,7 +239,7 @@ func (s *Session) watchStream(cancel context.CancelCauseFunc, seen *atomic.Uint6
 		defer close(exited)
 		last, quiet := seen.Load(), 0
 		for {
-			ch, stopTimer := s.cfg.Clock.After(tick)
+			ch, stopTimer := clock.After(tick)
 			select {
 			case <-done:
 				stopTimer()
@@ -252,10 +259,17 @@ func (s *Session) watchStream(cancel context.CancelCauseFunc, seen *atomic.Uint6
 	return func() { close(done); <-exited }
 }
 
-// stallError is the failure of a stream the watchdog ended: retryable
-// ("stream stall" is in the original's transport pattern).
-func (s *Session) stallError() error {
-	idle := s.cfg.StreamIdleTimeout
+// Stalled reports whether a stream's cancellation cause is the stall
+// watchdog's.
+func Stalled(cause error) bool { return errors.Is(cause, errStalled) }
+
+// stallError is the failure of a stream the watchdog ended.
+func (s *Session) stallError() error { return StallError(s.cfg.StreamIdleTimeout) }
+
+// StallError is the failure of a stream the watchdog ended after idle (0:
+// DefaultStreamIdleTimeout): retryable ("stream stall" is in the
+// original's transport pattern).
+func StallError(idle time.Duration) error {
 	if idle == 0 {
 		idle = DefaultStreamIdleTimeout
 	}

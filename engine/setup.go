@@ -69,8 +69,23 @@ func (s *Session) startSetup() {
 // system prompt with them. (actor)
 func (s *Session) installResources(res Resources) {
 	s.res = res
-	s.ttsr.rules = append(slices.Clip(s.cfg.Rules), res.Rules...)
+	s.ttsr.rules = ResourceRules(s.cfg.Rules, res)
 	s.rebuildPrompt()
+}
+
+// ResourceRules are the TTSR rules a session watches once its resources
+// are installed: the configured ones, then the resources'. The worker of
+// a durable session, which builds no Session, watches the same.
+func ResourceRules(configured []*Rule, res Resources) []*Rule {
+	return append(slices.Clip(configured), res.Rules...)
+}
+
+// PromptPartsOf are the system prompt's inputs for a tool set and the
+// resources read at start (the rules listed are the always-applied and
+// requested ones). The worker of a durable session builds its prompt from
+// them as a session does.
+func PromptPartsOf(tools []Tool, res Resources) PromptParts {
+	return PromptParts{Tools: tools, Context: res.Context, Skills: slices.Clip(res.Skills), Rules: promptRulesOf(res.PromptRules)}
 }
 
 // rebuildPrompt remakes the system prompt from the current tools and
@@ -79,7 +94,5 @@ func (s *Session) rebuildPrompt() {
 	if s.cfg.RebuildPrompt == nil {
 		return
 	}
-	s.setSystemPrompt(s.cfg.RebuildPrompt(PromptParts{
-		Tools: s.set.tools, Context: s.res.Context, Skills: slices.Clip(s.res.Skills), Rules: s.promptRules(),
-	}))
+	s.setSystemPrompt(s.cfg.RebuildPrompt(PromptPartsOf(s.set.tools, s.res)))
 }

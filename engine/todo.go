@@ -88,14 +88,21 @@ func (s *Session) todosNow() []TodoPhase {
 // nothing else (details are dropped); nothing is validated, generated or
 // removed. The list is not recorded in the session. (actor)
 func (s *Session) SetTodos(phases []TodoPhase) []TodoPhase {
+	s.setTodos(HostTodos(phases))
+	return s.Todos()
+}
+
+// HostTodos is the host's list (set_todos) as a session stores it: a
+// copy whose tasks keep their id, content, status and notes, and nothing
+// else (details are dropped).
+func HostTodos(phases []TodoPhase) []TodoPhase {
 	out := cloneTodos(phases)
 	for i := range out {
 		for j := range out[i].Tasks {
 			out[i].Tasks[j].Details = ""
 		}
 	}
-	s.setTodos(out)
-	return s.Todos()
+	return out
 }
 
 // setTodos installs a new list (owned by the session from now on) and
@@ -110,12 +117,8 @@ func (s *Session) setTodos(phases []TodoPhase) {
 // longer there). (actor)
 func (s *Session) armTodoTimers() {
 	done := map[string]bool{}
-	for _, p := range s.todo.phases {
-		for _, t := range p.Tasks {
-			if todoDone(t.Status) {
-				done[t.ID] = true
-			}
-		}
+	for _, id := range FinishedTodoIDs(s.todo.phases) {
+		done[id] = true
 	}
 	for id, t := range s.todo.timers {
 		if !done[id] {
@@ -168,9 +171,39 @@ func (s *Session) startTodoTimer(id string, delay time.Duration) *todoTimer {
 // clearFinished removes the finished tasks with this id (and the phases
 // left empty by that), one todo_auto_clear per task removed. (actor)
 func (s *Session) clearFinished(id string) {
-	removed := 0
-	var kept []TodoPhase
-	for _, p := range s.todo.phases {
+	kept, removed := ClearFinishedTodos(s.todo.phases, id)
+	if removed == 0 {
+		return
+	}
+	s.todo.phases = kept
+	for range removed {
+		s.emit(TodoAutoClear{})
+	}
+}
+
+// FinishedTodoIDs are the ids of the finished (completed or abandoned)
+// tasks of a list, in its order, each once: the tasks an auto-clear
+// timer waits for.
+func FinishedTodoIDs(phases []TodoPhase) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range phases {
+		for _, t := range p.Tasks {
+			if todoDone(t.Status) && !seen[t.ID] {
+				seen[t.ID] = true
+				out = append(out, t.ID)
+			}
+		}
+	}
+	return out
+}
+
+// ClearFinishedTodos is an auto-clear's effect: the list without the
+// finished tasks with this id and without the phases that leaves empty,
+// and how many tasks went (one todo_auto_clear each; 0: the list is
+// unchanged).
+func ClearFinishedTodos(phases []TodoPhase, id string) (kept []TodoPhase, removed int) {
+	for _, p := range phases {
 		tasks := make([]TodoItem, 0, len(p.Tasks))
 		for _, t := range p.Tasks {
 			if t.ID == id && todoDone(t.Status) {
@@ -186,12 +219,9 @@ func (s *Session) clearFinished(id string) {
 		kept = append(kept, p)
 	}
 	if removed == 0 {
-		return
+		return phases, 0
 	}
-	s.todo.phases = kept
-	for range removed {
-		s.emit(TodoAutoClear{})
-	}
+	return kept, removed
 }
 
 // stopTodoTimers stops every pending auto-clear (the list is replaced or
@@ -218,12 +248,20 @@ func todoWriteDetails(details []byte) ([]TodoPhase, bool) {
 // noteTodoWrite takes the list of a successful todo_write result as the
 // session's. (actor)
 func (s *Session) noteTodoWrite(name string, res ToolResult) {
-	if name != TodoWriteTool || res.IsError {
-		return
-	}
-	if phases, ok := todoWriteDetails(res.Details); ok {
+	if phases, ok := TodoWriteList(name, res); ok {
 		s.setTodos(phases)
 	}
+}
+
+// TodoWriteList is the list a tool result makes the session's: that of
+// a successful todo_write result (details.phases); ok is false for any
+// other result. The session and the workflow of a durable session both
+// read results with it.
+func TodoWriteList(name string, res ToolResult) ([]TodoPhase, bool) {
+	if name != TodoWriteTool || res.IsError {
+		return nil, false
+	}
+	return todoWriteDetails(res.Details)
 }
 
 // restoreTodos makes the todo list the one of the last successful
@@ -249,20 +287,27 @@ func (s *Session) restoreTodos() {
 		if !ok {
 			continue
 		}
-		var open []TodoPhase
-		for _, p := range phases {
-			tasks := make([]TodoItem, 0, len(p.Tasks))
-			for _, task := range p.Tasks {
-				if !todoDone(task.Status) {
-					tasks = append(tasks, task)
-				}
-			}
-			if len(tasks) > 0 {
-				p.Tasks = tasks
-				open = append(open, p)
-			}
-		}
-		s.todo.phases = open
+		s.todo.phases = OpenTodos(phases)
 		return
 	}
+}
+
+// OpenTodos is a list without its finished tasks and the phases they
+// leave empty: what is restored after a compaction (and carried by a
+// durable session's continue-as-new after one).
+func OpenTodos(phases []TodoPhase) []TodoPhase {
+	var open []TodoPhase
+	for _, p := range phases {
+		tasks := make([]TodoItem, 0, len(p.Tasks))
+		for _, task := range p.Tasks {
+			if !todoDone(task.Status) {
+				tasks = append(tasks, task)
+			}
+		}
+		if len(tasks) > 0 {
+			p.Tasks = tasks
+			open = append(open, p)
+		}
+	}
+	return open
 }

@@ -59,14 +59,39 @@ func (s *Session) plugTodos() {
 // todoStage is the post-run decision of the reminders, after retry and
 // compaction. (actor)
 func (s *Session) todoStage(r *run, aborted bool) *postRun {
-	msg := r.lastAssistant()
-	if aborted || msg == nil || msg.StopReason == StopError || msg.StopReason == StopAborted ||
-		len(msg.ToolCalls()) > 0 || s.todo.reminders >= TodoReminderMax {
+	ev, body, ok := TodoReminderDue(r.lastAssistant(), aborted, s.todo.phases, s.todo.reminders)
+	if !ok {
 		return nil
+	}
+	s.todo.reminders = ev.Attempt
+	s.emit(ev)
+	return &postRun{phase: PhaseRunning, act: ActRun,
+		work: func(ctx context.Context) bool { return ctx.Err() == nil },
+		resume: func(*run) {
+			// Hidden and never recorded: it lives in the context until the
+			// context is derived again (a reload, a compaction).
+			s.rec.context = append(s.rec.context, &DeveloperMessage{
+				Content: []ContentBlock{TextBlock(body)}, Attribution: "agent", Timestamp: s.now(),
+			})
+		}}
+}
+
+// TodoReminderDue is the reminders' decision once a run has ended (last:
+// its last reply; aborted: the run was; sent: the reminders sent since
+// the last user prompt): when the model stopped (no tool call, no
+// failure) with tasks of phases still open and fewer than
+// TodoReminderMax reminders were sent, the todo_reminder event to emit
+// and the text of the hidden developer message the new run's context
+// ends with. The session's stage and the workflow of a durable session
+// both take it.
+func TodoReminderDue(last *AssistantMessage, aborted bool, phases []TodoPhase, sent int) (TodoReminder, string, bool) {
+	if aborted || last == nil || last.StopReason == StopError || last.StopReason == StopAborted ||
+		len(last.ToolCalls()) > 0 || sent >= TodoReminderMax {
+		return TodoReminder{}, "", false
 	}
 	var open []TodoItem
 	var text strings.Builder
-	for _, p := range s.todo.phases {
+	for _, p := range phases {
 		first := true
 		for _, t := range p.Tasks {
 			if !todoOpen(t.Status) {
@@ -81,20 +106,10 @@ func (s *Session) todoStage(r *run, aborted bool) *postRun {
 		}
 	}
 	if len(open) == 0 {
-		return nil
+		return TodoReminder{}, "", false
 	}
-	s.todo.reminders++
-	attempt := s.todo.reminders
-	s.emit(TodoReminder{Todos: open, Attempt: attempt, MaxAttempts: TodoReminderMax})
+	attempt := sent + 1
 	body := fmt.Sprintf("<system-reminder>\nYou stopped with %d incomplete todo item(s):\n%s\nPlease continue working on these tasks or mark them complete if finished.\n(Reminder %d/%d)\n</system-reminder>",
 		len(open), text.String(), attempt, TodoReminderMax)
-	return &postRun{phase: PhaseRunning, act: ActRun,
-		work: func(ctx context.Context) bool { return ctx.Err() == nil },
-		resume: func(*run) {
-			// Hidden and never recorded: it lives in the context until the
-			// context is derived again (a reload, a compaction).
-			s.rec.context = append(s.rec.context, &DeveloperMessage{
-				Content: []ContentBlock{TextBlock(body)}, Attribution: "agent", Timestamp: s.now(),
-			})
-		}}
+	return TodoReminder{Todos: open, Attempt: attempt, MaxAttempts: TodoReminderMax}, body, true
 }

@@ -95,12 +95,19 @@ func (*ttsrCut) Error() string { return AbortedMessage }
 // newTTSRStream snapshots the rules that can still fire, for the call
 // about to start. (actor)
 func (s *Session) newTTSRStream() *ttsrStream {
-	if len(s.ttsr.rules) == 0 {
+	return newRuleStream(s.ttsr.rules, func(name string) bool { return s.ttsr.injected[name] }, s.cfg.Cwd)
+}
+
+// newRuleStream is a call's watch of the rules not yet injected (nil
+// when none is left to watch); cwd makes the paths a tool call names
+// relative for the rules' globs.
+func newRuleStream(rules []*Rule, injected func(name string) bool, cwd string) *ttsrStream {
+	if len(rules) == 0 {
 		return nil
 	}
-	ts := &ttsrStream{cwd: s.cfg.Cwd, seen: map[string]bool{}}
-	for _, r := range s.ttsr.rules {
-		if !s.ttsr.injected[r.Name] {
+	ts := &ttsrStream{cwd: cwd, seen: map[string]bool{}}
+	for _, r := range rules {
+		if !injected(r.Name) {
 			ts.rules = append(ts.rules, r)
 		}
 	}
@@ -108,6 +115,41 @@ func (s *Session) newTTSRStream() *ttsrStream {
 		return nil
 	}
 	return ts
+}
+
+// RuleWatch is the TTSR watch of one model call outside a Session (the
+// model-call activity of a durable session): the same matching, on the
+// events the provider streams.
+type RuleWatch struct{ ts *ttsrStream }
+
+// NewRuleWatch watches a call with the rules whose names injected does
+// not report; nil when no rule is left to watch (a nil watch observes
+// nothing).
+func NewRuleWatch(rules []*Rule, injected func(name string) bool, cwd string) *RuleWatch {
+	ts := newRuleStream(rules, injected, cwd)
+	if ts == nil {
+		return nil
+	}
+	return &RuleWatch{ts: ts}
+}
+
+// Observe takes the next stream event and returns the interrupting rules
+// that match (non-empty: cut the call now, after applying the event, as
+// the session's watch does).
+func (w *RuleWatch) Observe(ev StreamEvent) []*Rule {
+	if w == nil {
+		return nil
+	}
+	return w.ts.observe(ev)
+}
+
+// Deferred returns the rules that matched without interrupting: injected
+// once the reply has ended (TTSRInjectsAfter).
+func (w *RuleWatch) Deferred() []*Rule {
+	if w == nil {
+		return nil
+	}
+	return w.ts.deferred
 }
 
 // plugTTSR plugs the rules in (features.go): the configured rules (the
@@ -416,12 +458,10 @@ func (s *Session) ttsrStage(r *run, aborted bool) *postRun {
 	var cutMsg *AssistantMessage
 	if cut {
 		cutMsg = r.lastAssistant()
-	} else if msg := r.lastAssistant(); msg == nil || msg.StopReason == StopError || msg.StopReason == StopAborted {
-		return nil
 	}
-	delay := time.Millisecond
-	if cut {
-		delay = ttsrRetryDelay
+	delay, ok := TTSRResume(cut, r.lastAssistant())
+	if !ok {
+		return nil
 	}
 	return &postRun{phase: PhaseRunning, act: ActRun,
 		work: func(ctx context.Context) bool { return Sleep(ctx, s.cfg.Clock, delay) == nil },
@@ -433,9 +473,26 @@ func (s *Session) ttsrStage(r *run, aborted bool) *postRun {
 		}}
 }
 
-// injectRules records the rules' hidden message (a custom_message entry,
-// no events) and a ttsr_injection entry naming them. (actor)
-func (s *Session) injectRules(rules []*Rule) {
+// TTSRResume is TTSR's post-run decision once rules matched during the
+// run's last model call (cut: one of them cut it; last: the run's last
+// reply): whether the run starts again with the rules injected (after
+// a rule cut the call, or after a reply that neither failed nor was
+// aborted), and after how long. The session's stage and the workflow of
+// a durable session both take it.
+func TTSRResume(cut bool, last *AssistantMessage) (delay time.Duration, ok bool) {
+	if cut {
+		return ttsrRetryDelay, true
+	}
+	if last == nil || last.StopReason == StopError || last.StopReason == StopAborted {
+		return 0, false
+	}
+	return time.Millisecond, true
+}
+
+// RuleInjection is the hidden ttsr-injection message that injects rules
+// into the context (recorded by a session as a custom_message entry; no
+// events); its timestamp is the caller's.
+func RuleInjection(rules []*Rule) *CustomMessage {
 	names := make([]string, 0, len(rules))
 	parts := make([]string, 0, len(rules))
 	for _, r := range rules {
@@ -448,10 +505,18 @@ func (s *Session) injectRules(rules []*Rule) {
 	details, _ := MarshalJSON(struct {
 		Rules []string `json:"rules"`
 	}{names})
-	s.appendEntry(&Entry{Type: EntryCustomMessage, CustomMessage: &CustomMessage{
-		CustomType: ttsrInjectionType, Content: []ContentBlock{TextBlock(strings.Join(parts, "\n\n"))}, StringContent: true,
-		Details: details, Attribution: "agent",
-	}})
+	return &CustomMessage{CustomType: ttsrInjectionType, Content: []ContentBlock{TextBlock(strings.Join(parts, "\n\n"))},
+		StringContent: true, Details: details, Attribution: "agent"}
+}
+
+// injectRules records the rules' hidden message (a custom_message entry,
+// no events) and a ttsr_injection entry naming them. (actor)
+func (s *Session) injectRules(rules []*Rule) {
+	names := make([]string, 0, len(rules))
+	for _, r := range rules {
+		names = append(names, r.Name)
+	}
+	s.appendEntry(&Entry{Type: EntryCustomMessage, CustomMessage: RuleInjection(rules)})
 	list, _ := MarshalJSON(names)
 	s.appendEntry(&Entry{Type: entryTTSRInjection, wire: &entryWire{rest: []rawField{
 		{key: "type"}, {key: "id"}, {key: "parentId"}, {key: "timestamp"}, {key: "injectedRules", val: list},

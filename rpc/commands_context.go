@@ -19,35 +19,43 @@ type todoPhaseArg struct {
 // validated or generated. phases must be an array, and so must every
 // phase's tasks (the original throws a TypeError there).
 func (s *Server) cmdSetTodos(c *command) {
-	raw := member(c.line, "phases")
+	list, err := TodoList(c.line)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	stored := s.sess.SetTodos(list)
+	s.okJSON(c, todosData{stored})
+}
+
+// TodoList reads the list of a set_todos command line, with the Server's
+// rule and refusals (a durable front, engine/durable, reads it with it).
+func TodoList(line []byte) ([]engine.TodoPhase, error) {
+	const typ = "set_todos"
+	raw := member(line, "phases")
 	var phases []json.RawMessage
 	if raw == nil || raw[0] != '[' || readExact(raw, &phases) != nil {
-		s.fail(c, errMustBe(c.typ, "phases", "an array"))
-		return
+		return nil, errMustBe(typ, "phases", "an array")
 	}
 	list := make([]engine.TodoPhase, 0, len(phases))
 	for _, rp := range phases {
 		var p todoPhaseArg
 		if rp[0] != '{' || readExact(rp, &p) != nil {
-			s.fail(c, errMustBe(c.typ, "phases[]", "an object with id, name and tasks"))
-			return
+			return nil, errMustBe(typ, "phases[]", "an object with id, name and tasks")
 		}
 		var tasks []engine.TodoItem
 		if len(p.Tasks) == 0 || p.Tasks[0] != '[' {
-			s.fail(c, errMustBe(c.typ, "tasks", "an array"))
-			return
+			return nil, errMustBe(typ, "tasks", "an array")
 		}
 		if err := readExact(p.Tasks, &tasks); err != nil {
-			s.fail(c, errInvalid(c.typ, "a task's id, content, status and notes must be strings"))
-			return
+			return nil, errInvalid(typ, "a task's id, content, status and notes must be strings")
 		}
 		if tasks == nil {
 			tasks = []engine.TodoItem{}
 		}
 		list = append(list, engine.TodoPhase{ID: p.ID, Name: p.Name, Tasks: tasks})
 	}
-	stored := s.sess.SetTodos(list)
-	s.okJSON(c, todosData{stored})
+	return list, nil
 }
 
 // cmdCompact summarises the context by hand. It answers when the summary

@@ -136,9 +136,11 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 		return &exitError{1, "Error: " + err.Error()}
 	}
 	defer c.Close()
-	acts := &durable.Activities{Provider: cfg.Provider, Model: *cfg.Model, SystemPrompt: cfg.SystemPrompt,
+	sysPrompt, rules := workerSetup(ctx, cfg) // temporal_setup.go: the context files, skills and rules
+	acts := &durable.Activities{Provider: cfg.Provider, Model: *cfg.Model, SystemPrompt: sysPrompt,
 		Thinking: cfg.ThinkingLevel, Tools: cfg.Tools, Validator: cfg.Validator, Compaction: cfg.Compaction, Clock: clock,
-		AfterTool: afterToolRun, Gate: cfg.Gate} // the confirmations: the workflow asks (docs/durable.md, "Dialogs")
+		AfterTool: afterToolRun, Gate: cfg.Gate, // the confirmations: the workflow asks (docs/durable.md, "Dialogs")
+		Rules: rules, Cwd: cwd, StreamIdleTimeout: cfg.StreamIdleTimeout, TodoClearDelay: cfg.TodoClearDelay}
 	if cfg.ThinkingLevel != "" && !cfg.Model.Reasoning {
 		acts.Thinking = engine.ThinkingOff
 	}
@@ -185,7 +187,8 @@ func runTemporalFront(ctx context.Context, o *options, stdin io.Reader, stdout, 
 	defer stop()
 	err = durable.RunFront(ctx, durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue, Session: o.session,
 		Since: o.temporal.since, Listen: o.temporal.listen, Version: version, SchemaHash: rpcschema.SchemaHash, Start: o.temporal.start(),
-		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, DialogReply: rpc.DialogReply, Validator: schema.New()}, stdin, stdout)
+		HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, DialogReply: rpc.DialogReply, TodoList: rpc.TodoList, Validator: schema.New(),
+		ExportHTML: durableExportHTML}, stdin, stdout)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
 	}

@@ -60,7 +60,8 @@ func serveRemote(o *options, stderr io.Writer) (serve.RemoteSessions, func(), er
 		return nil, nil, &exitError{1, "Error: " + err.Error()}
 	}
 	d := &durableSessions{o: durable.FrontOptions{Client: c, TaskQueue: o.temporal.taskQueue,
-		Start: o.temporal.start(), HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, DialogReply: rpc.DialogReply, Validator: schema.New()}}
+		Start: o.temporal.start(), HostToolDefs: rpc.HostToolDefs, HostToolReply: rpc.HostToolReply, DialogReply: rpc.DialogReply, TodoList: rpc.TodoList, Validator: schema.New(),
+		ExportHTML: durableExportHTML}}
 	closeFn := c.Close
 	if o.temporal.listen != "off" {
 		// One endpoint for the deltas of every session served: a fleet's

@@ -39,13 +39,26 @@ type Activities struct {
 	// engine.Config.Gate does in process (the confirmation policies); its
 	// questions are the workflow's to ask (dialogs.go).
 	Gate func(ctx context.Context, call engine.ToolCall) *engine.ToolResult
+	// Rules are the TTSR rules a model call is watched with (the
+	// configured ones and the project's: engine.ResourceRules); Cwd, the
+	// directory the tools run in, makes the paths a tool call names
+	// relative for their globs, and is an export's cwd (Setup.Cwd).
+	Rules []*engine.Rule
+	Cwd   string
+	// StreamIdleTimeout is the stall watchdog's (engine.WatchStall: 0 the
+	// engine's default, negative none).
+	StreamIdleTimeout time.Duration
+	// TodoClearDelay is how long a finished task stays in the todo list
+	// (0: engine.DefaultTodoClearDelay; negative: it stays).
+	TodoClearDelay time.Duration
 }
 
 // Setup is ActivitySetup: what this worker's configuration offers.
 func (a *Activities) Setup(ctx context.Context) (Setup, error) {
 	m := a.Model
 	m.Headers = nil
-	st := Setup{Model: m, SystemPrompt: a.SystemPrompt, Thinking: a.Thinking, Compaction: a.Compaction}
+	st := Setup{Model: m, SystemPrompt: a.SystemPrompt, Thinking: a.Thinking, Compaction: a.Compaction, TodoClearDelay: a.TodoClearDelay,
+		Cwd: a.Cwd}
 	for _, t := range a.Tools {
 		st.Tools = append(st.Tools, ToolInfo{Name: t.Name(), Description: t.Description(), Schema: t.Schema(), Idempotent: engine.IsIdempotent(t)})
 	}
@@ -134,10 +147,15 @@ func (a *Activities) CallModel(ctx context.Context, in ModelInput) (ModelOutput,
 		default: // best effort: a slow front loses deltas, never the message
 		}
 	}
-	serr := a.Provider.Stream(ctx, req, func(ev engine.StreamEvent) error {
+	watch := a.watchCall(ctx, in.Injected) // callwatch.go: stalls and TTSR rules
+	serr := a.Provider.Stream(watch.ctx, req, func(ev engine.StreamEvent) error {
+		if err := watch.before(); err != nil {
+			return err
+		}
 		reply.Apply(ev, emit)
-		return ctx.Err()
+		return watch.after(ev)
 	})
+	serr, cut := watch.end(serr)
 	if frames != nil {
 		close(frames)
 		pub.Wait()
@@ -145,8 +163,9 @@ func (a *Activities) CallModel(ctx context.Context, in ModelInput) (ModelOutput,
 	if ctx.Err() != nil {
 		return ModelOutput{}, ctx.Err()
 	}
-	msg := reply.Finish(false, false, serr)
+	msg := reply.Finish(false, cut, serr)
 	out := ModelOutput{Message: encodeMessage(msg)}
+	watch.report(&out)
 	for _, c := range msg.ToolCalls() {
 		if t := engine.CutText(c); t != "" {
 			if out.Cut == nil {

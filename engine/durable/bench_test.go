@@ -1,14 +1,17 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/xcsh-go/xcsh/engine"
+	"github.com/xcsh-go/xcsh/fakeprovider"
 )
 
 // The cost of a step on a local dev server against the same in process
@@ -175,4 +179,171 @@ func BenchmarkStepInProcess(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/3, "µs/step")
+}
+
+// The time a 5,000-delta reply takes to reach the attached front, against
+// the same in process (docs/durable.md, figures): the fake provider
+// streams 5,000 text deltas; from the prompt to the front writing the
+// last delta, and to the reply's message_end. Durable: the local dev
+// server, a worker in this process, and a front (RunFront) attached with
+// its delta endpoint, whose stdout is timed frame by frame. In process: a
+// session whose Sink encodes each event as the RPC front would write it.
+// Deltas are best effort on a durable session (a front that falls behind
+// loses some, never the message): "deltas" is how many the front wrote.
+
+const benchDeltas = 5000
+
+// deltaScript is the fake provider's reply of benchDeltas text deltas,
+// every call.
+func deltaScript(b *testing.B) *fakeprovider.Provider {
+	sc, err := fakeprovider.Parse("deltas.json", []byte(fmt.Sprintf(`{"loop":true,"turns":[{"steps":[{"text":["ab"],"repeat":%d}]}]}`, benchDeltas)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fakeprovider.New(sc)
+}
+
+// frameClock times the frames of one prompt as they are written: the
+// first and the last message_update, the assistant's message_end, and
+// agent_end, which ends the prompt.
+type frameClock struct {
+	mu                         sync.Mutex
+	start                      time.Time
+	deltas                     int
+	firstDelta, lastDelta, end time.Duration
+	done                       chan struct{}
+}
+
+func (c *frameClock) reset() {
+	c.mu.Lock()
+	c.start, c.deltas, c.firstDelta, c.lastDelta, c.end = time.Now(), 0, 0, 0, 0
+	c.done = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// frame notes one frame (its JSON, a frame per call).
+func (c *frameClock) frame(b []byte) {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case bytes.HasPrefix(b, []byte(`{"type":"message_update"`)):
+		if c.deltas == 0 {
+			c.firstDelta = now.Sub(c.start)
+		}
+		c.deltas++
+		c.lastDelta = now.Sub(c.start)
+	case bytes.HasPrefix(b, []byte(`{"type":"message_end","message":{"role":"assistant"`)):
+		c.end = now.Sub(c.start)
+	case bytes.HasPrefix(b, []byte(`{"type":"agent_end"`)):
+		close(c.done)
+	}
+}
+
+// Write is the front's stdout: one frame a write.
+func (c *frameClock) Write(p []byte) (int, error) { c.frame(p); return len(p), nil }
+
+// Event is the in-process session's Sink.
+func (c *frameClock) Event(ev engine.Event) { c.frame(ev.AppendJSON(nil)) }
+
+// totals sums the prompts' figures.
+type totals struct {
+	firstDelta, lastDelta, end time.Duration
+	deltas                     int
+}
+
+func (t *totals) add(c *frameClock) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.firstDelta += c.firstDelta
+	t.lastDelta += c.lastDelta
+	t.end += c.end
+	t.deltas += c.deltas
+}
+
+func (t *totals) report(b *testing.B, n int) {
+	b.ReportMetric(float64(t.firstDelta.Microseconds())/1000/float64(n), "ms-to-first-delta")
+	b.ReportMetric(float64(t.lastDelta.Microseconds())/1000/float64(n), "ms-to-last-delta")
+	b.ReportMetric(float64(t.end.Microseconds())/1000/float64(n), "ms-to-message_end")
+	b.ReportMetric(float64(t.deltas)/float64(n), "deltas")
+}
+
+func BenchmarkDeltas5000DevServer(b *testing.B) {
+	addr := devServer(b)
+	c, err := client.Dial(client.Options{HostPort: addr, DataConverter: DataConverter()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	acts := testActivities(nil, b.TempDir())
+	p := deltaScript(b)
+	acts.Provider, acts.Model = p, p.Model()
+	w := worker.New(c, "bench", worker.Options{})
+	acts.Register(w)
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	clock := &frameClock{}
+	in, prompts := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() {
+		ran <- RunFront(ctx, FrontOptions{Client: c, TaskQueue: "bench", Session: "deltas", Since: -1,
+			Start: Start{HeartbeatMs: 10000}}, in, clock)
+	}()
+	run := func() {
+		clock.reset()
+		if _, err := io.WriteString(prompts, `{"type":"prompt","message":"go"}`+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-clock.done:
+		case err := <-ran:
+			b.Fatalf("the front stopped: %v", err)
+		case <-time.After(time.Minute):
+			b.Fatal("no agent_end in a minute")
+		}
+	}
+	run() // the set-up step and a warm worker
+	var t totals
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run()
+		t.add(clock)
+	}
+	b.StopTimer()
+	t.report(b, b.N)
+	prompts.Close()
+	if err := <-ran; err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkDeltas5000InProcess(b *testing.B) {
+	p := deltaScript(b)
+	m := p.Model()
+	clock := &frameClock{}
+	s := engine.New(engine.Config{Provider: p, Model: &m, Clock: engine.DeterministicEpoch, IDs: &engine.SequentialIDs{}, Sink: clock})
+	go s.Loop()
+	defer s.Stop()
+	run := func() {
+		clock.reset()
+		s.Post(func() {
+			if err := s.Prompt("go", engine.PromptOptions{}); err != nil {
+				panic(fmt.Sprint(err))
+			}
+		})
+		<-clock.done
+	}
+	run()
+	var t totals
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run()
+		t.add(clock)
+	}
+	b.StopTimer()
+	t.report(b, b.N)
 }

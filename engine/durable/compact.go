@@ -182,7 +182,7 @@ func (s *session) compactIn(ctx workflow.Context, reason string, willRetry bool)
 		return false
 	}
 	s.emit(rawEvent(out.End))
-	return out.Messages != nil && s.compacted(out.Messages)
+	return out.Messages != nil && s.compacted(out.End, out.Messages)
 }
 
 // summarise runs the compaction's activity on the current context.
@@ -201,14 +201,17 @@ func (s *session) summarise(ctx workflow.Context, in CompactInput) (CompactOutpu
 }
 
 // compacted puts the summary and the kept messages in place of the
-// context; the session continues as new once idle.
-func (s *session) compacted(raw []json.RawMessage) bool {
+// context, and records the compaction for an export (end: a frame whose
+// "result" is the compaction's); the session continues as new once idle.
+func (s *session) compacted(end []byte, raw []json.RawMessage) bool {
 	msgs, err := decodeMessages(raw)
 	if err != nil || len(msgs) == 0 {
 		return false
 	}
+	s.recordCompaction(end, msgs)
 	s.messages = msgs
 	s.cmp.kept, s.cmp.reply, s.cmp.hidden, s.cmp.pending = len(msgs)-1, nil, false, true
+	s.todosCompacted() // todo.go
 	return true
 }
 
@@ -288,6 +291,7 @@ func (s *session) continueAsNew(ctx workflow.Context, cont bool) error {
 	if len(s.followUps) > 0 {
 		next.FollowUps = encodeMessages(s.followUps)
 	}
+	next.TTSRInjected, next.Todos, next.TodoReminders = s.ttsrInjected, s.todos, s.todoReminders
 	// A front whose cursor is in this run reads the rest of it here.
 	next.PrevRunID = workflow.GetInfo(ctx).WorkflowExecution.RunID
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)

@@ -68,7 +68,7 @@ func (s *session) compactByHand(ctx workflow.Context, in CompactArgs) ([]byte, e
 		return nil, errors.New(rootMessage(err))
 	case out.Error != "":
 		return nil, errors.New(out.Error)
-	case !s.compacted(out.Messages):
+	case !s.compacted(append(append([]byte(`{"result":`), out.Result...), '}'), out.Messages):
 		return nil, errors.New("durable: the compaction returned no context")
 	}
 	return out.Result, nil

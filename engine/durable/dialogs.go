@@ -133,6 +133,7 @@ func (a *Activities) execTool(ctx context.Context, tool engine.Tool, in ToolInpu
 	defer cancel(nil)
 	ui := &replayUI{answers: in.Answers, callID: in.ID, cancel: cancel, mayStop: true}
 	tc := engine.ToolCall{ID: in.ID, Name: in.Name, Arguments: args, UI: ui}
+	withTodos(&tc, in) // todo.go: todo_write's ops change the workflow's list
 	if a.Gate != nil {
 		if res := a.Gate(tctx, tc); res != nil {
 			if q := ui.question(); q != nil {

@@ -75,6 +75,27 @@
 // answers so far (dialogs.go). A tool that may ask after it has taken
 // effect is answered with ErrNoDialogs.
 //
+// # The user's setup, TTSR and todos
+//
+// The worker reads its resources at start and offers the system prompt an
+// in-process session would have. The model-call activity watches the
+// stream with the engine's stall watchdog and the worker's TTSR rules
+// (callwatch.go); the workflow takes the engine's post-run decisions after
+// retry: TTSR (engine.TTSRResume, ttsr.go), then, unless compaction is
+// due, the todo reminder (engine.TodoReminderDue, todo.go). The todo list,
+// the reminders' count and the rules injected are workflow state, carried
+// across continue-as-new.
+//
+// # Export
+//
+// Each run keeps its part of the session's record (export.go: the
+// messages it added and its compactions, with where each message of its
+// context came from), which the "xcsh.record" query answers, closed runs
+// too. ExportSession walks the runs back through PrevRunID and assembles
+// the entries of a session file (Exported.WriteSessionFile), which
+// resumes in process; the front's export_html writes the page from it.
+// The record is workflow state only: it adds nothing to the history.
+//
 // # Determinism
 //
 // Workflow code reads time only from workflow.Now, waits only with

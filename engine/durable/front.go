@@ -50,6 +50,13 @@ type FrontOptions struct {
 	// DialogReply reads the host's extension_ui_response by the RPC
 	// server's rule (rpc.DialogReply; nil: such frames are ignored).
 	DialogReply func(line []byte) (id string, reply engine.DialogReply, ok bool)
+	// TodoList reads set_todos (rpc.TodoList; nil: set_todos is an unknown
+	// command).
+	TodoList func(line []byte) ([]engine.TodoPhase, error)
+	// ExportHTML writes the page of export_html for the session's record
+	// at path ("": its default) and returns the path as written (nil:
+	// export_html is an unknown command). export_front.go.
+	ExportHTML func(ctx context.Context, path string, x *Exported) (string, error)
 }
 
 // RunFront serves the RPC protocol on in and out for the durable session
@@ -86,7 +93,10 @@ func RunFront(ctx context.Context, o FrontOptions, in io.Reader, out io.Writer) 
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); f.pump(ctx) }()
-	err = f.read(ctx, in)
+	err = f.awaitSetup(ctx) // setup.go: no command before the session's set-up is known
+	if err == nil {
+		err = f.read(ctx, in)
+	}
 	f.unhold()
 	// At the end of input the front reads what the session has done so
 	// far, so a piped prompt's events are written before it exits.
@@ -401,8 +411,17 @@ func (f *front) handle(ctx context.Context, line []byte) {
 		}
 		data, err := f.setHostTools(ctx, line)
 		f.respond(c, data, err)
+	case "export_html":
+		f.exportHTML(ctx, c, line)
 	case "extension_ui_response":
 		f.dialogReply(ctx, line) // dialogs.go; never answered, as in process
+	case "set_todos":
+		if f.o.TodoList == nil {
+			f.respond(c, nil, fmt.Errorf("Unknown command: %s", c.Type))
+			return
+		}
+		data, err := f.setTodos(ctx, line) // todo.go
+		f.respond(c, data, err)
 	case "host_tool_result", "host_tool_update":
 		if f.hostReply(ctx, line) {
 			return

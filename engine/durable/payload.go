@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/xcsh-go/xcsh/engine"
 )
@@ -40,6 +41,8 @@ const (
 	// set_auto_compaction (compact_manual.go).
 	UpdateCompact        = "compact"
 	UpdateAutoCompaction = "set_auto_compaction"
+	// UpdateSetTodos is set_todos: the host's todo list.
+	UpdateSetTodos = "set_todos"
 
 	QueryEvents   = "events"
 	QueryState    = "get_state"
@@ -94,6 +97,12 @@ type Start struct {
 	// compaction's continue-as-new may come while some wait).
 	Steering  []json.RawMessage `json:",omitempty"`
 	FollowUps []json.RawMessage `json:",omitempty"`
+	// TTSRInjected names the rules injected so far (a rule fires once per
+	// branch); Todos is the todo list, TodoReminders the reminders sent
+	// since the last user prompt: carried over.
+	TTSRInjected  []string           `json:",omitempty"`
+	Todos         []engine.TodoPhase `json:",omitempty"`
+	TodoReminders int                `json:",omitempty"`
 }
 
 // Setup is what the worker's configuration offers a session: read once
@@ -104,6 +113,12 @@ type Setup struct {
 	Thinking     engine.ThinkingLevel `json:",omitempty"`
 	Tools        []ToolInfo
 	Compaction   engine.CompactionSettings
+	// TodoClearDelay is how long a finished task stays in the todo list
+	// (0: engine.DefaultTodoClearDelay; negative: it stays).
+	TodoClearDelay time.Duration `json:",omitempty"`
+	// Cwd is the worker's working directory, where the tools run: an
+	// exported session file's cwd ("" in runs recorded before it).
+	Cwd string `json:",omitempty"`
 }
 
 // ToolInfo is a tool as the model is offered it, and whether a call that
@@ -189,6 +204,9 @@ type ModelInput struct {
 	HostTools []HostTool `json:",omitempty"`
 	// Timestamp is the message's timestamp (workflow time).
 	Timestamp int64
+	// Injected names the TTSR rules already injected: they are not
+	// watched again.
+	Injected []string `json:",omitempty"`
 }
 
 // ModelOutput is a model call's recorded result.
@@ -203,6 +221,10 @@ type ModelOutput struct {
 	ErrKind      engine.ErrorKind `json:",omitempty"`
 	ErrTyped     bool             `json:",omitempty"`
 	RetryAfterMs int64            `json:",omitempty"`
+	// Rules are the TTSR rules that cut the call (its message is then
+	// aborted); Deferred those that matched without interrupting.
+	Rules    []engine.Rule `json:",omitempty"`
+	Deferred []engine.Rule `json:",omitempty"`
 }
 
 // providerError rebuilds the typed error of a failed call, or nil.
@@ -221,6 +243,9 @@ type ToolInput struct {
 	// Answers are the call's questions answered so far, in order
 	// (dialogs.go): the call runs again with them after each question.
 	Answers []DialogAnswer `json:",omitempty"`
+	// Todos is the session's todo list, sent with a todo_write call (its
+	// ops change the list as it stands).
+	Todos []engine.TodoPhase `json:",omitempty"`
 }
 
 // ToolOutput is a tool call's recorded result.
@@ -262,6 +287,9 @@ type EventsResult struct {
 	// answers for (a front whose cursor is before Base asks it first).
 	Base      int64  `json:",omitempty"`
 	PrevRunID string `json:",omitempty"`
+	// Ready: the session's set-up (the worker's configuration: its system
+	// prompt, tools, model) is known.
+	Ready bool `json:",omitempty"`
 }
 
 // PromptInput is the prompt, steer and follow_up updates' argument.

@@ -20,9 +20,12 @@ import (
 // dialog_worker_killed (a confirmation answered after its worker died),
 // confirm_timeout (a confirmation's timeout on workflow time),
 // overflow_recovery (a request sent again after an overflow's
-// compaction, then continue-as-new) and compact_manual with
+// compaction, then continue-as-new), compact_manual with
 // compact_manual_next_run (compact refused, done and continued as new;
-// refused Already compacted, and cancelled by an abort).
+// refused Already compacted, and cancelled by an abort),
+// ttsr_rule_injected (a rule cuts a call, its pause and the run again,
+// behind the xcsh.ttsr version marker) and todo_reminder (three
+// reminders, todo_write with the list, set_todos).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {

@@ -21,9 +21,14 @@ func (s *session) run(ctx workflow.Context, prompt engine.Message) *engine.Assis
 	s.beforePrompt(rctx) // compact.go
 	pending := []engine.Message{prompt}
 	var last *engine.AssistantMessage
+	var resume func() // what a run started again by a post-run stage begins with
 	for {
 		s.emit(engine.AgentStart{})
 		s.emit(engine.TurnStart{})
+		if resume != nil {
+			resume()
+			resume = nil
+		}
 		var news []engine.Message
 		var perr error
 		last, perr = s.loop(rctx, pending, &news)
@@ -40,7 +45,11 @@ func (s *session) run(ctx workflow.Context, prompt engine.Message) *engine.Assis
 				s.emit(engine.AutoRetryEnd{Success: false, Attempt: s.retry, FinalError: final})
 				s.retry = 0
 			}
-			if s.recoverOverflow(rctx, last, perr) { // compact.go
+			// The stages after retry, in the session's order
+			// (engine/features.go): TTSR, the overflow recovery, the todo
+			// reminder (ttsr.go).
+			var again bool
+			if resume, again = s.afterRun(ctx, rctx, last, perr); again {
 				continue
 			}
 			return last
@@ -147,7 +156,7 @@ func (s *session) callModel(ctx workflow.Context) (*engine.AssistantMessage, Mod
 		err = ctx.Err()
 	} else {
 		err = workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Step: s.stepKey(ctx), Messages: encodeMessages(s.messages),
-			Endpoints: s.endpoints, HostTools: s.offeredHostTools(), Timestamp: ts}).Get(ctx, &out)
+			Endpoints: s.endpoints, HostTools: s.offeredHostTools(), Timestamp: ts, Injected: s.ttsrInjected}).Get(ctx, &out)
 	}
 	var msg *engine.AssistantMessage
 	if err == nil {
@@ -163,6 +172,7 @@ func (s *session) callModel(ctx workflow.Context) (*engine.AssistantMessage, Mod
 		}
 		out = ModelOutput{}
 	}
+	s.noteRules(out, msg) // ttsr.go: ttsr_triggered before the message_end
 	s.add(msg)
 	s.emit(engine.MessageEnd{Message: msg})
 	if s.retry > 0 && msg.StopReason != engine.StopError && msg.StopReason != engine.StopAborted {
@@ -213,6 +223,7 @@ func (s *session) runTools(ctx workflow.Context, msg *engine.AssistantMessage, c
 			res = engine.ToolResult{Content: []engine.ContentBlock{engine.TextBlock(engine.SkippedMessage)}, Details: []byte("{}"), IsError: true}
 		} else {
 			res = s.runTool(ctx, call, cut[call.ID])
+			s.noteTodoWrite(call.Name, res) // todo.go
 		}
 		s.emit(engine.ToolExecutionEnd{ToolCallID: call.ID, ToolName: call.Name, Result: engine.ToolResultJSON(res), IsError: res.IsError, IsWarning: res.IsWarning})
 		tr := engine.NewToolResultMessage(call.ID, call.Name, res, workflow.Now(ctx).UnixMilli())
@@ -255,7 +266,11 @@ func (s *session) runTool(ctx workflow.Context, call engine.ContentBlock, cut st
 		// the run's end.
 		WaitForCancellation: true,
 	}
-	out, err := s.toolSteps(ctx, opts, ToolInput{ID: call.ID, Name: call.Name, Arguments: call.Arguments}) // dialogs.go
+	in := ToolInput{ID: call.ID, Name: call.Name, Arguments: call.Arguments}
+	if call.Name == engine.TodoWriteTool {
+		in.Todos = s.todoPhases() // todo.go: its ops change the list as it stands
+	}
+	out, err := s.toolSteps(ctx, opts, in) // dialogs.go
 	var cancelled *temporal.CanceledError
 	switch {
 	case err == nil:

@@ -52,6 +52,9 @@ type Served struct {
 	// whether the current command has had its answer (guarded by f.mu).
 	to, late func([]byte)
 	answered bool
+	// ready: the session's set-up is known (awaitSetup, before the first
+	// command, as the stdio front waits before reading). (doMu)
+	ready bool
 }
 
 // OpenServed opens durable session o.Session for a server and starts
@@ -166,6 +169,10 @@ func (s *Served) Settle(ctx context.Context) {
 func (s *Served) Do(ctx context.Context, line []byte, answer func(frame []byte)) {
 	s.doMu.Lock()
 	defer s.doMu.Unlock()
+	if !s.ready {
+		// A failure (the server stopping) is the command's own to report.
+		s.ready = s.f.awaitSetup(ctx) == nil
+	}
 	s.f.mu.Lock()
 	s.to, s.answered = answer, false
 	s.f.mu.Unlock()

@@ -54,15 +54,31 @@ type session struct {
 	interruptMode string
 	retry         int // the attempt of the retry in progress (0: none)
 	steps         int // model calls made, for step keys
+	// TTSR (ttsr.go): the rules injected so far, and what the rules did
+	// during the last model call.
+	ttsrInjected []string
+	ttsrLast     ttsrCall
+	// Todos (todo.go): the list, its pending auto-clears, the reminders
+	// sent since the last user prompt, and the workflow's root context,
+	// which the auto-clear timers outlive runs under (a workflow.Context
+	// is the coroutines' scheduler, not a request's: kept for them).
+	todos         []engine.TodoPhase
+	todoTimers    []*todoTimer
+	todoReminders int
+	root          workflow.Context
 
 	// dialogs are the questions waiting for the host's answer.
 	dialogs []*dialogWait
 	cmp     compactState
+	// rec is what this run adds to the session's record, for an export
+	// (export.go).
+	rec exportRecord
 }
 
 // Session is the workflow of one session (WorkflowName).
 func Session(ctx workflow.Context, in Start) error {
-	s := &session{in: in, seq: in.Seq, stats: in.Stats, hostTools: in.HostTools, interruptMode: in.InterruptMode}
+	s := &session{in: in, seq: in.Seq, stats: in.Stats, hostTools: in.HostTools, interruptMode: in.InterruptMode,
+		ttsrInjected: in.TTSRInjected, todoReminders: in.TodoReminders}
 	if s.interruptMode == "" {
 		s.interruptMode = engine.ModeWait
 	}
@@ -89,6 +105,8 @@ func Session(ctx workflow.Context, in Start) error {
 		}
 	}
 	s.ready = true
+	s.root = ctx
+	s.setTodos(in.Todos) // todo.go: the carried list, its auto-clears armed again
 	if in.Continue {
 		s.prompts = append(s.prompts, &engine.DeveloperMessage{Content: []engine.ContentBlock{engine.TextBlock(engine.ContinueMessage)},
 			Attribution: "agent", Timestamp: workflow.Now(ctx).UnixMilli()})
@@ -125,6 +143,7 @@ func (s *session) register(ctx workflow.Context) error {
 		switch {
 		case !s.busy && len(s.prompts) == 0:
 			s.prompts = append(s.prompts, m)
+			s.todoReminders = 0 // the reminders count from the last user prompt
 		case in.StreamingBehavior == "followUp":
 			s.enqueue(&s.followUps, m)
 		default:
@@ -190,10 +209,16 @@ func (s *session) register(ctx workflow.Context) error {
 	if err := s.registerHostTools(ctx); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandler(ctx, UpdateSetTodos, s.hostTodos); err != nil { // todo.go
+		return err
+	}
 	if err := s.registerDialogs(ctx); err != nil {
 		return err
 	}
 	if err := s.registerCompaction(ctx); err != nil {
+		return err
+	}
+	if err := s.registerExport(ctx); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, s.events); err != nil {
@@ -244,7 +269,7 @@ func (s *session) emit(ev engine.Event) {
 
 // events answers the events query.
 func (s *session) events(after int64) (EventsResult, error) {
-	res := EventsResult{Last: s.seq, First: s.seq + 1, Busy: s.busy || len(s.prompts) > 0, Base: s.in.Seq, PrevRunID: s.in.PrevRunID}
+	res := EventsResult{Last: s.seq, First: s.seq + 1, Busy: s.busy || len(s.prompts) > 0, Base: s.in.Seq, PrevRunID: s.in.PrevRunID, Ready: s.ready}
 	if len(s.log) > 0 {
 		res.First = s.log[0].Seq
 	}
@@ -268,7 +293,7 @@ func (s *session) state() (engine.State, error) {
 		SteeringMode: engine.ModeOneAtATime, FollowUpMode: engine.ModeOneAtATime, InterruptMode: s.interruptMode,
 		SessionID: s.in.SessionID, AutoCompactionEnabled: s.autoCompaction(), MessageCount: len(s.messages),
 		QueuedMessageCount: len(s.steering) + len(s.followUps), PendingMessageCount: len(s.steering) + len(s.followUps),
-		TodoPhases: []engine.TodoPhase{}, SystemPrompt: s.setup.SystemPrompt, DumpTools: []engine.ToolDump{}}
+		TodoPhases: s.todoPhases(), SystemPrompt: s.setup.SystemPrompt, DumpTools: []engine.ToolDump{}}
 	for _, t := range s.setup.Tools {
 		st.DumpTools = append(st.DumpTools, engine.ToolDump{Name: t.Name, Description: t.Description, Parameters: t.Schema})
 	}
@@ -281,6 +306,7 @@ func (s *session) state() (engine.State, error) {
 // add records a message in the context and the totals.
 func (s *session) add(m engine.Message) {
 	s.messages = append(s.messages, m)
+	s.recordMessage(m)
 	switch m := m.(type) {
 	case *engine.UserMessage:
 		s.stats.UserMessages++
