@@ -151,6 +151,7 @@ func TestScripts(t *testing.T) {
 	p.Cmds["temporal-server"] = temporalServerCmd(root) // temporal_script_test.go
 	p.Cmds["event-stream"] = eventStreamCmd
 	p.Cmds["front-cursor"] = frontCursorCmd
+	p.Cmds["session-of"] = sessionOfCmd
 	testscript.Run(t, p)
 }
 

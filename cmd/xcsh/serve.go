@@ -43,7 +43,9 @@ to many clients at once: each speaks the RPC protocol of --mode rpc, with a sess
 the commands and frames of the sessions it opens or attaches to. Every event of a session
 is numbered; a client that lost its connection attaches again from its cursor and
 replays what it missed. A client without any sessionId gets a session of its own and
-the frames of --mode rpc, unchanged.
+the frames of --mode rpc, unchanged. With --temporal ADDRESS (a binary built with
+-tags temporal), clients also open and attach durable sessions, which run on Temporal
+workers and which any server of the same service serves (open_session {"durable":true}).
 
 Documentation: docs/server.md.`,
 		Example: `  # The default Unix socket (~/.xcsh/agent/xcsh.sock), the fake demo model
@@ -89,6 +91,11 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	if err != nil {
 		return &exitError{2, "Error: " + err.Error()}
 	}
+	remote, closeRemote, err := serveRemote(o, stderr) // temporal_serve_*.go: durable sessions
+	if err != nil {
+		return err
+	}
+	defer closeRemote()
 	listeners, err := serveListeners(so, stderr)
 	if err != nil {
 		return err
@@ -109,7 +116,8 @@ func runServe(ctx context.Context, o *options, so *serveOptions, stdin io.Reader
 	}
 	host := newHost(o, sh, stderr)
 	srv := serve.New(serve.Options{Host: host, Version: version, SchemaHash: rpcschema.SchemaHash, Cwd: cwd, Log: stderr, HostUI: o.ui,
-		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch, Updates: o.rpcUpdates})
+		MaxLineBytes: o.maxLineBytes, EvictAfter: so.evictAfter, Keep: serve.Limits{Entries: so.keepEvents}, Epoch: epoch, Updates: o.rpcUpdates,
+		Remote: remote})
 	ctx, stop := serveSignals(ctx)
 	defer stop()
 	errs := make(chan error, len(listeners)+1)

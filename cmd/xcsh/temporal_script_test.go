@@ -184,6 +184,9 @@ func eventStreamCmd(ts *testscript.TestScript, neg bool, args []string) {
 			if !eventFrame(line) {
 				continue
 			}
+			// A served session's frames carry its id (xcsh serve): the
+			// stream is the session's, whoever served it.
+			line = sessionKey.ReplaceAllString(line, "${1}}")
 			if !keepSeq {
 				line = seqKey.ReplaceAllString(line, "}")
 			}
@@ -194,13 +197,15 @@ func eventStreamCmd(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // eventFrame reports whether line is a whole event frame of the log (not
-// a response, the ready line, a delta, or a line a kill cut short).
+// a response, the ready line, a delta, a server's own frame, or a line a
+// kill cut short).
 func eventFrame(line string) bool {
 	if !gjson.Valid(line) {
 		return false
 	}
 	switch gjson.Get(line, "type").String() {
-	case "", "response", "ready", "message_update":
+	case "", "response", "ready", "message_update",
+		"clients_changed", "resolved", "session_closed", "lagged": // xcsh serve's own
 		return false
 	}
 	return true
@@ -222,9 +227,29 @@ func frontCursorCmd(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[1], strconv.FormatInt(last, 10))
 }
 
+// sessionOfCmd is `session-of FILE ID VAR`: $VAR is the sessionId of
+// the answer with id ID in FILE (an open_session whose session id the
+// server made up), so a scenario goes on naming it.
+func sessionOfCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: session-of FILE ID VAR")
+	}
+	for _, line := range strings.Split(ts.ReadFile(args[0]), "\n") {
+		if gjson.Valid(line) && gjson.Get(line, "type").String() == "response" && gjson.Get(line, "id").String() == args[1] {
+			if id := gjson.Get(line, "data.sessionId").String(); id != "" {
+				ts.Setenv(args[2], id)
+				return
+			}
+			ts.Fatalf("the answer %s names no session: %s", args[1], line)
+		}
+	}
+	ts.Fatalf("no answer %s in %s", args[1], args[0])
+}
+
 var (
-	seqKey  = regexp.MustCompile(`,"seq":\d+\}$`)
-	timeKey = regexp.MustCompile(`"(timestamp|durationMs)":\d+`)
+	seqKey     = regexp.MustCompile(`,"seq":\d+\}$`)
+	sessionKey = regexp.MustCompile(`,"sessionId":"[^"]*"(,"seq":\d+)?\}$`)
+	timeKey    = regexp.MustCompile(`"(timestamp|durationMs)":\d+`)
 )
 
 // crashAfterToolMain is the scenarios' xcsh-crash-after-tool: xcsh whose

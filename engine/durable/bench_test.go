@@ -31,9 +31,9 @@ import (
 // steps is the overhead of a step. XCSH_BENCH_HISTORY=1 prints the gaps
 // between the history's events: where a step's time goes.
 
-// devServer starts ../shared/temporal's dev server for a benchmark, or
+// devServer starts ../shared/temporal's dev server for a benchmark or a test, or
 // skips it.
-func devServer(b *testing.B) string {
+func devServer(b testing.TB) string {
 	var script string
 	for _, up := range []string{"../../..", "../../../.."} {
 		if p := filepath.Join(up, "shared", "temporal", "serve.sh"); fileExists(p) {

@@ -43,6 +43,15 @@
 // queries, answered with the engine's bytes. Fronts and workers use
 // DataConverter, whose JSON does not escape <, > and &.
 //
+// # The agent server
+//
+// A front's core (front) serves the stdio front (RunFront) and the agent
+// server's durable sessions alike (Served, serve.go: rpc/serve's
+// RemoteSession, wired by cmd/xcsh): the server's log takes the events
+// with the workflow's seq, and a replay from a cursor older than the
+// server's log reads the workflow's. A server takes every session's
+// deltas on one endpoint (Deltas).
+//
 // # Host tools and compaction
 //
 // A host tool's call is a host_tool_call event, and the workflow waits

@@ -63,24 +63,18 @@ type FrontOptions struct {
 // until in ends or ctx is done. Event frames carry their "seq"; deltas
 // pushed by the model-call activity carry none.
 func RunFront(ctx context.Context, o FrontOptions, in io.Reader, out io.Writer) error {
-	if o.Poll <= 0 {
-		o.Poll = 100 * time.Millisecond
-	}
-	id := WorkflowID(o.Session)
-	o.Start.SessionID = o.Session
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: o.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, WorkflowName, o.Start)
+	f, err := openFront(ctx, o, true)
 	if err != nil {
-		return fmt.Errorf("start or attach session %s: %w", o.Session, err)
+		return err
 	}
-	f := &front{o: o, id: id, out: out, wake: make(chan struct{}, 1), cursor: o.Since, openStart: -1}
-	if f.cursor < 0 {
-		res, err := f.events(ctx)
-		if err != nil {
-			return err
+	f.emit = func(seq int64, frame []byte) {
+		if seq == 0 {
+			out.Write(append(append([]byte(nil), frame...), '\n'))
+			return
 		}
-		f.cursor = res.Last
+		out.Write(append(withSeq(frame, seq), '\n'))
 	}
+	f.answer = func(b []byte) { out.Write(append(b, '\n')) }
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if o.Listen != "off" {
@@ -112,12 +106,45 @@ func RunFront(ctx context.Context, o FrontOptions, in io.Reader, out io.Writer) 
 	return err
 }
 
-type front struct {
-	o   FrontOptions
-	id  string
-	out io.Writer
+// openFront starts the session's workflow, or finds it running (create:
+// start it when it is not), and places the cursor (o.Since; negative: the
+// last event now). The stdio front and a served session (serve.go) share
+// the front that it returns: they differ in emit and answer only.
+func openFront(ctx context.Context, o FrontOptions, create bool) (*front, error) {
+	if o.Poll <= 0 {
+		o.Poll = 100 * time.Millisecond
+	}
+	id := WorkflowID(o.Session)
+	o.Start.SessionID = o.Session
+	if create {
+		_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: o.TaskQueue,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, WorkflowName, o.Start)
+		if err != nil {
+			return nil, fmt.Errorf("start or attach session %s: %w", o.Session, err)
+		}
+	}
+	f := &front{o: o, id: id, wake: make(chan struct{}, 1), cursor: o.Since, openStart: -1}
+	if f.cursor < 0 {
+		res, err := f.events(ctx)
+		if err != nil {
+			return nil, err
+		}
+		f.cursor = res.Last
+	}
+	return f, nil
+}
 
-	mu        sync.Mutex // guards out, cursor and openStart
+type front struct {
+	o  FrontOptions
+	id string
+	// emit takes each event in order with its seq, and each pushed delta
+	// of the message being streamed with seq 0; answer takes every other
+	// frame (answers, ready). Both are called with mu held, so they never
+	// run at once and keep the order they were made in.
+	emit   func(seq int64, frame []byte)
+	answer func(frame []byte)
+
+	mu        sync.Mutex // guards emit, answer, cursor and openStart
 	cursor    int64      // the last event written
 	openStart int64      // seq of the assistant message_start not yet ended (-1: none)
 	wake      chan struct{}
@@ -127,7 +154,7 @@ type front struct {
 func (f *front) write(b []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.out.Write(append(b, '\n'))
+	f.answer(b)
 }
 
 // events reads the log after the cursor. Where the session continued as
@@ -188,7 +215,7 @@ func (f *front) catchUp(ctx context.Context) (busy bool, err error) {
 		case typ == "message_end" && role == "assistant":
 			f.openStart = -1
 		}
-		f.out.Write(append(withSeq(fr.Data, fr.Seq), '\n'))
+		f.emit(fr.Seq, fr.Data)
 		f.cursor = fr.Seq
 	}
 	return res.Busy, nil
@@ -523,6 +550,6 @@ func (f *front) delta(ctx context.Context, d Delta) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.openStart == seq {
-		f.out.Write(append(append([]byte(nil), d.Frame...), '\n'))
+		f.emit(0, d.Frame)
 	}
 }

@@ -150,7 +150,11 @@ var docs = map[string]string{
 	"github.com/xcsh-go/xcsh/rpc/serve.attachArgs.Role":                     "Role is \"controller\" (default) or \"observer\".",
 	"github.com/xcsh-go/xcsh/rpc/serve.attachData":                          "attachData is an attach's (and open_session's) answer.",
 	"github.com/xcsh-go/xcsh/rpc/serve.attachData.CursorTooOld":             "CursorTooOld: the events after the cursor are no longer all kept (or the cursor is of another run of the server): Messages are the session's messages at Seq, and the events follow from there.",
+	"github.com/xcsh-go/xcsh/rpc/serve.attachData.Durable":                  "Durable: the session is a durable one (xcsh serve --temporal): its seq and epoch are the session's own, good on any server of it.",
 	"github.com/xcsh-go/xcsh/rpc/serve.getSessionsArgs.Cwd":                 "Cwd lists the stored sessions of this directory (default: the server's).",
 	"github.com/xcsh-go/xcsh/rpc/serve.openSessionArgs.Cwd":                 "Cwd is the new session's directory, absolute (default: the server's).",
+	"github.com/xcsh-go/xcsh/rpc/serve.openSessionArgs.Durable":             "Durable opens a durable session (a server started with --temporal): its seq and epoch are the session's own, good on any server or front of it.",
+	"github.com/xcsh-go/xcsh/rpc/serve.openSessionArgs.SessionID":           "SessionID, with durable, names the session: it is started when it does not exist, joined when it does (a stdio front's --session).",
 	"github.com/xcsh-go/xcsh/rpc/serve.openSessionArgs.Updates":             "Updates is \"full\" (default) or \"delta\" (message_update without its snapshots).",
+	"github.com/xcsh-go/xcsh/rpc/serve.sessionInfo.Durable":                 "Durable: a durable session (serve --temporal); live says whether this server serves it now.",
 }

@@ -302,7 +302,7 @@ func (c *client) toSession(cmd *command) {
 	case keepsRecord[cmd.typ]:
 		c.fail(cmd, &recordError{cmd.typ})
 	default:
-		sb.h.core.Dispatch(cmd.line, c)
+		sb.h.dispatch(cmd.line, c)
 	}
 }
 

@@ -47,6 +47,9 @@ type sessionInfo struct {
 	Live      bool      `json:"live"`
 	Seq       uint64    `json:"seq,omitempty"`
 	Clients   []watcher `json:"clients"`
+	// Durable: a durable session (serve --temporal); live says whether
+	// this server serves it now.
+	Durable bool `json:"durable,omitempty"`
 }
 
 // cmdGetSessions lists the live and stored sessions, with who watches the
@@ -63,6 +66,22 @@ func (c *client) cmdGetSessions(cmd *command) {
 		return
 	}
 	out := make([]sessionInfo, 0, len(infos))
+	if a.Cwd == "" && c.srv.opts.Remote != nil {
+		// Durable sessions run in their workers' directory: listed when no
+		// cwd is asked for, before the stored ones (those served here
+		// first, then the others as the remote store lists them).
+		remotes, err := c.srv.listRemote()
+		if err != nil {
+			c.fail(cmd, err)
+			return
+		}
+		out = append(out, remotes...)
+		for i := range out {
+			if h := c.srv.hub(out[i].SessionID); h != nil {
+				out[i].Seq, out[i].Clients = h.lastSeq(), h.watchers(c)
+			}
+		}
+	}
 	for _, in := range infos {
 		si := sessionInfo{SessionID: in.ID, Cwd: in.Cwd, Title: in.Title, Clients: []watcher{}}
 		if !in.Updated.IsZero() {
@@ -88,6 +107,9 @@ type attachData struct {
 	// session's messages at Seq, and the events follow from there.
 	CursorTooOld bool            `json:"cursorTooOld,omitempty"`
 	Messages     json.RawMessage `json:"messages,omitempty"`
+	// Durable: the session is a durable one (xcsh serve --temporal): its
+	// seq and epoch are the session's own, good on any server of it.
+	Durable bool `json:"durable,omitempty"`
 }
 
 // cmdOpenSession starts a new session and attaches the client to it as a
@@ -96,6 +118,10 @@ func (c *client) cmdOpenSession(cmd *command) {
 	var a openSessionArgs
 	if err := args(cmd, &a); err != nil {
 		c.fail(cmd, err)
+		return
+	}
+	if a.Durable || a.SessionID != "" {
+		c.openDurable(cmd, a)
 		return
 	}
 	cwd := a.Cwd
@@ -112,6 +138,37 @@ func (c *client) cmdOpenSession(cmd *command) {
 		return
 	}
 	h, err := c.srv.serve(sessions.Request{Cwd: filepath.Clean(cwd), HostUI: c.srv.opts.HostUI})
+	if err != nil {
+		c.fail(cmd, err)
+		return
+	}
+	c.subscribe(cmd, h, controller, lean, nil)
+}
+
+// openDurable opens a durable session (serve --temporal): a new one, or
+// the one sessionId names, started when it does not exist (as a stdio
+// front's --session), and attaches the client as a controller.
+func (c *client) openDurable(cmd *command, a openSessionArgs) {
+	switch {
+	case !a.Durable:
+		c.fail(cmd, errors.New(`open_session takes a sessionId only with "durable":true (attach joins a session that exists)`))
+		return
+	case a.Cwd != "":
+		c.fail(cmd, errors.New("a durable session runs in its workers' directory: open_session takes no cwd with durable"))
+		return
+	}
+	lean, err := leanOf(a.Updates, false)
+	if err != nil {
+		c.fail(cmd, err)
+		return
+	}
+	if a.SessionID != "" {
+		if h := c.srv.hub(a.SessionID); h != nil && h.remote == nil {
+			c.fail(cmd, fmt.Errorf("session %s is not durable: attach to it", a.SessionID))
+			return
+		}
+	}
+	h, err := c.srv.serveRemote(a.SessionID, true)
 	if err != nil {
 		c.fail(cmd, err)
 		return
@@ -146,6 +203,14 @@ func (c *client) cmdAttach(cmd *command) {
 		return
 	}
 	h, err := c.srv.serve(sessions.Request{ID: a.SessionID, Cwd: c.srv.opts.Cwd, HostUI: c.srv.opts.HostUI})
+	if errors.Is(err, sessions.ErrUnknown) && c.srv.opts.Remote != nil {
+		// Not a session of this server's: a durable one, which another
+		// server or front may have started.
+		h, err = c.srv.serveRemote(a.SessionID, false)
+		if errors.Is(err, ErrUnknownRemote) {
+			err = sessions.ErrUnknown
+		}
+	}
 	if errors.Is(err, sessions.ErrUnknown) {
 		err = &unknownSessionError{a.SessionID}
 	}
@@ -175,8 +240,11 @@ func (c *client) subscribe(cmd *command, h *hub, r role, lean bool, from *cursor
 	}
 	sb := &sub{c: c, role: r, lean: lean}
 	err := h.attach(sb, from, func(info attachInfo) []byte {
-		d := attachData{SessionID: h.id, Epoch: c.srv.epoch, Seq: info.seq, Role: r.String(), CursorTooOld: info.tooOld}
-		if info.tooOld {
+		d := attachData{SessionID: h.id, Epoch: h.epoch(), Seq: info.seq, Role: r.String(), CursorTooOld: info.tooOld, Durable: h.remote != nil}
+		switch {
+		case info.remoteMessages != nil:
+			d.Messages = info.remoteMessages
+		case info.tooOld:
 			d.Messages = engine.AppendMessages(nil, info.messages)
 		}
 		data, _ := engine.MarshalJSON(d)

@@ -82,7 +82,7 @@ func (c *client) drain() {
 	c.mu.Unlock()
 	for _, h := range hubs {
 		done := make(chan struct{})
-		h.core.Drain(func() { close(done) })
+		h.drainThen(func() { close(done) })
 		select {
 		case <-done:
 		case <-c.done:

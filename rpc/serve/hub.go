@@ -26,6 +26,10 @@ type hub struct {
 	id   string
 	live *sessions.Live
 	core *rpc.Server
+	// remote, when set, is a remote session's link (remote.go): then
+	// live and core are nil, the events' numbers are the remote session's,
+	// and the server's own frames carry none.
+	remote *remote
 
 	mu   sync.Mutex
 	cond *sync.Cond // a blocking subscriber read something, or left
@@ -58,6 +62,9 @@ type entry struct {
 	// own marks the server's own frames (resolved, clients_changed), which
 	// a bare subscriber (--mode rpc's protocol) never sees.
 	own bool
+	// delta marks a remote session's message_update, which a lean
+	// subscriber reads without its snapshots (leanDelta).
+	delta bool
 	// dec and leanDec are the frame decorated with the session id and seq
 	// (full, and lean for a message_update), made by the first subscriber
 	// that needs them and shared by the others: ten clients of a session
@@ -93,6 +100,9 @@ type sub struct {
 	// lagged: it fell out of the log and was detached; its writer has yet
 	// to tell it so (guarded by h.mu).
 	lagged bool
+	// floor: the events up to it reached the client another way (a remote
+	// session's replay from its own log): the log's are skipped.
+	floor uint64
 }
 
 type role int
@@ -165,8 +175,18 @@ func (h *hub) attachedLocked(c *client) bool {
 // of the session, for the subscribers that are not bare.
 func (h *hub) notice(frame []byte) {
 	h.mu.Lock()
+	h.appendLocked(&entry{seq: h.ownSeqLocked(), frame: frame, own: true})
+}
+
+// ownSeqLocked numbers a frame of the server's own: the next event number
+// of an engine session; none on a remote session, whose numbers are its
+// own and the same on every server. (h.mu)
+func (h *hub) ownSeqLocked() uint64 {
+	if h.remote != nil {
+		return 0
+	}
 	h.seq++
-	h.appendLocked(&entry{seq: h.seq, frame: frame, own: true})
+	return h.seq
 }
 
 // appendLocked adds e at the end of the log, trims the log to its bounds
@@ -190,8 +210,7 @@ func (h *hub) pushLocked(e *entry, wake *[]*client) {
 		if lagged && !h.closed {
 			// Who watches has changed: the others are told, as of any
 			// departure.
-			h.seq++
-			e = &entry{seq: h.seq, frame: h.clientsChangedLocked(nil), own: true}
+			e = &entry{seq: h.ownSeqLocked(), frame: h.clientsChangedLocked(nil), own: true}
 		}
 	}
 	if cap(h.log) > 1024 && len(h.log) < cap(h.log)/4 {
@@ -347,6 +366,9 @@ func (s *sub) sees(e *entry, pos uint64) bool {
 	if e.to != nil {
 		return e.to == s.c && pos >= s.live
 	}
+	if e.seq != 0 && e.seq <= s.floor {
+		return false
+	}
 	return !(s.bare && e.own)
 }
 
@@ -358,6 +380,12 @@ func (s *sub) render(e *entry) []byte {
 	if _, ok := e.ev.(engine.MessageUpdate); ok && s.lean {
 		if e.leanDec == nil {
 			e.leanDec = decorate(s.encode(e), s.h.id, e.seq)
+		}
+		return e.leanDec
+	}
+	if e.delta && s.lean {
+		if e.leanDec == nil {
+			e.leanDec = decorate(leanDelta(e.frame), s.h.id, 0)
 		}
 		return e.leanDec
 	}
@@ -495,6 +523,17 @@ type attachInfo struct {
 	// are the session's messages, and events follow from seq on.
 	tooOld   bool
 	messages []engine.Message
+	// remoteMessages are a remote session's messages, encoded.
+	remoteMessages []byte
+}
+
+// epoch names the numbering of the session's events: this run of the
+// server's, or a remote session's own.
+func (h *hub) epoch() string {
+	if h.remote != nil {
+		return h.remote.rs.Epoch()
+	}
+	return h.srv.epoch
 }
 
 // attach adds sb to the session, delivering from the cursor (nil: from
@@ -503,6 +542,9 @@ type attachInfo struct {
 // cursor too old and the position events resume from are one moment.
 // Every subscriber is told who watches now.
 func (h *hub) attach(sb *sub, from *cursor, answer func(attachInfo) []byte) error {
+	if h.remote != nil {
+		return h.attachRemote(sb, from, answer)
+	}
 	var err error
 	eng := h.live.Engine()
 	eng.Call(func() { err = h.join(sb, from, answer, eng.Messages) })
@@ -577,8 +619,7 @@ func (h *hub) detach(sb *sub) {
 		h.mu.Unlock()
 		return
 	}
-	h.seq++
-	h.appendLocked(&entry{seq: h.seq, frame: h.clientsChangedLocked(nil), own: true})
+	h.appendLocked(&entry{seq: h.ownSeqLocked(), frame: h.clientsChangedLocked(nil), own: true})
 }
 
 // watchers describes who watches the session, for get_sessions.

@@ -24,6 +24,15 @@
 // session's messages. A client never slows a session or another client:
 // one that falls behind the log is dropped with a lagged notice and
 // attaches again from its cursor.
+//
+// A remote session (remote.go: a durable session on Temporal, when
+// Options.Remote is set) has a hub too, with the same log, subscribers
+// and cursors, but no engine session and no protocol core: its events
+// come numbered by the session itself (so a cursor is good on any server
+// of it), and a relay goroutine sends the clients' commands to it in
+// arrival order. The port (RemoteSessions, RemoteSession) is defined here
+// with basic types; engine/durable implements it and cmd/xcsh wires it,
+// so this package never links the Temporal SDK.
 package serve
 
 import (
@@ -77,6 +86,10 @@ type Options struct {
 	Epoch string
 	// Now is the clock of eviction (nil: the system clock).
 	Now func() time.Time
+	// Remote, if set, opens durable sessions (serve --temporal):
+	// open_session {"durable":true}, and attach to one this server does
+	// not serve yet.
+	Remote RemoteSessions
 }
 
 // Limits bound a session's log.
@@ -224,8 +237,19 @@ func (s *Server) close(h *hub, abort bool) {
 	}
 	delete(s.hubs, h.id)
 	s.mu.Unlock()
-	h.core.Stop()
-	h.live.Close(abort) // its last events are in the log now
+	if h.remote != nil {
+		// A durable session outlives the server: its run is aborted by
+		// close_session only, never by a shutdown.
+		if abort && !s.isClosing() {
+			ctx, cancel := context.WithTimeout(h.remote.ctx, remoteTimeout)
+			h.remote.rs.Do(ctx, []byte("{\"type\":\"abort\"}"), func([]byte) {}) // a command to the session, not a frame of ours
+			cancel()
+		}
+		h.remote.stop()
+	} else {
+		h.core.Stop()
+		h.live.Close(abort) // its last events are in the log now
+	}
 	h.mu.Lock()
 	h.closed, h.closeReason = true, "closed"
 	if s.isClosing() {
@@ -363,6 +387,10 @@ func (s *Server) evictable() []*hub {
 		quiet := len(h.subs) == 0 && h.idleSince != 0 && h.idleSince <= limit
 		h.mu.Unlock()
 		if !quiet {
+			continue
+		}
+		if h.remote != nil {
+			out = append(out, h) // it lives on elsewhere
 			continue
 		}
 		var idle, stored bool

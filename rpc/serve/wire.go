@@ -23,6 +23,13 @@ type openSessionArgs struct {
 	// Updates is "full" (default) or "delta" (message_update without its
 	// snapshots).
 	Updates string `json:"updates,omitempty"`
+	// Durable opens a durable session (a server started with --temporal):
+	// its seq and epoch are the session's own, good on any server or
+	// front of it.
+	Durable bool `json:"durable,omitempty"`
+	// SessionID, with durable, names the session: it is started when it
+	// does not exist, joined when it does (a stdio front's --session).
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 type attachArgs struct {
