@@ -431,19 +431,30 @@ func (s *Session) buildRequest(r *run) (*Request, []Message) {
 	return req, msgs
 }
 
+// HookRequest finishes a model call's request with the hooks of h (nil:
+// none), as a session does before it sends one: the Context hook may
+// replace msgs, the context the request is made of (nil: req.Messages is
+// made already and no Context hook is wanted), and BeforeProviderRequest
+// may change the request. A durable worker's model call takes it too.
+func HookRequest(ctx context.Context, h Hooks, req *Request, msgs []Message) {
+	if msgs != nil {
+		if h != nil && h.Has(HookContext) {
+			if repl := h.Context(ctx, msgs); repl != nil {
+				msgs = repl
+			}
+		}
+		req.Messages = ConvertToLLM(msgs)
+	}
+	if h != nil && h.Has(HookBeforeProviderRequest) {
+		h.BeforeProviderRequest(ctx, req)
+	}
+}
+
 // hookRequest finishes a request off the executor: the Context hook's
 // messages (when buildRequest left them to it) and the
 // BeforeProviderRequest hook. With neither wanted it only measures.
 func (s *Session) hookRequest(ctx context.Context, r *run, req *Request, msgs []Message) {
-	if msgs != nil {
-		if repl := s.cfg.Hooks.Context(ctx, msgs); repl != nil {
-			msgs = repl
-		}
-		req.Messages = ConvertToLLM(msgs)
-	}
-	if s.has(HookBeforeProviderRequest) {
-		s.cfg.Hooks.BeforeProviderRequest(ctx, req)
-	}
+	HookRequest(ctx, s.cfg.Hooks, req, msgs)
 	if r.promptChars < 0 {
 		r.promptChars = promptChars(req)
 	}

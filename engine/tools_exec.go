@@ -194,25 +194,45 @@ func (s *Session) invoke(ctx context.Context, call ContentBlock, tool Tool, orde
 	if ctx.Err() != nil {
 		return errorResult("Operation aborted")
 	}
-	// The ToolCall hook sees validated arguments and may block the call or
-	// rewrite them (they are not validated again, as in the original).
-	if s.has(HookToolCall) {
-		d := s.cfg.Hooks.ToolCall(ctx, ToolCallHook{ID: call.ID, Name: call.Name, Input: args})
-		if d.Block {
-			if d.Reason == "" {
-				d.Reason = BlockedMessage
-			}
-			return errorResult(d.Reason)
-		}
-		if d.Input != nil {
-			args = d.Input
-		}
+	args, blocked := RunToolCallHook(ctx, s.cfg.Hooks, call.ID, call.Name, args)
+	if blocked != nil {
+		return *blocked
 	}
 	out := s.execTool(ctx, call, tool, args, order)
-	if s.has(HookToolResult) {
-		out = s.cfg.Hooks.ToolResult(ctx, ToolCallHook{ID: call.ID, Name: call.Name, Input: args}, out)
+	return RunToolResultHook(ctx, s.cfg.Hooks, call.ID, call.Name, args, out)
+}
+
+// RunToolCallHook runs the ToolCall hook of h (nil: none) on a validated
+// call's arguments, as a session does before the call runs: the hook may
+// block the call (the result to report) or rewrite its arguments (they
+// are not validated again, as in the original). A durable worker's tool
+// call takes it too.
+func RunToolCallHook(ctx context.Context, h Hooks, id, name string, args []byte) ([]byte, *ToolResult) {
+	if h == nil || !h.Has(HookToolCall) {
+		return args, nil
 	}
-	return out
+	d := h.ToolCall(ctx, ToolCallHook{ID: id, Name: name, Input: args})
+	if d.Block {
+		if d.Reason == "" {
+			d.Reason = BlockedMessage
+		}
+		res := errorResult(d.Reason)
+		return args, &res
+	}
+	if d.Input != nil {
+		args = d.Input
+	}
+	return args, nil
+}
+
+// RunToolResultHook runs the ToolResult hook of h (nil: none) on a call's
+// result, as a session does before the model sees it (args: the arguments
+// the call ran with).
+func RunToolResultHook(ctx context.Context, h Hooks, id, name string, args []byte, res ToolResult) ToolResult {
+	if h == nil || !h.Has(HookToolResult) {
+		return res
+	}
+	return h.ToolResult(ctx, ToolCallHook{ID: id, Name: name, Input: args}, res)
 }
 
 // execTool runs a call past its checks: the gate, then the tool.

@@ -42,7 +42,7 @@ func setupExtensions(o *options, cwd string, active []engine.Tool, validator eng
 	}
 	host := extension.New(extension.Options{Specs: specs, Problems: problems, Version: version, Cwd: cwd,
 		Env: extensionEnv(), Flags: flags, Clock: clock, Log: stderr, HasUI: (o.mode == "rpc" || o.mode == "acp" || o.mode == "serve") && !o.print,
-		Validator: validator})
+		Sessionless: o.mode == "worker", Validator: validator})
 	return host, host.Load(context.Background(), active, sessionID, sessionFile)
 }
 

@@ -101,7 +101,7 @@ func decodeParams(params json.RawMessage, v any) error {
 // extension withdraws the request ($/cancelRequest).
 func (h *Host) handleRequest(ctx context.Context, e *ext, req *jsonrpc.Request) (any, error) {
 	sess := h.session()
-	if sess == nil {
+	if sess == nil && !(h.opts.Sessionless && dialogMethods[req.Method]) {
 		return nil, failed(jsonrpc.CodeFailed, "the agent is starting: calls are served once the handshake is over")
 	}
 	var c common
@@ -550,9 +550,14 @@ func dialogCall(method string) slowCall {
 		}
 		resume := e.pause(parent)
 		defer resume()
-		reply, err := sess.Dialog(ctx, engine.DialogRequest{Method: method, Title: p.Title, Message: p.Message, Options: p.Options,
-			Placeholder: p.Placeholder, Prefill: p.Prefill, Timeout: time.Duration(p.Timeout) * time.Millisecond,
-			ToolCallID: toolCallOf(ctx)})
+		// Without a session (Options.Sessionless) nobody can answer: the
+		// dialog is dismissed at once, as a session without a UI does.
+		reply, err := engine.DialogReply{Cancelled: true}, error(nil)
+		if sess != nil {
+			reply, err = sess.Dialog(ctx, engine.DialogRequest{Method: method, Title: p.Title, Message: p.Message, Options: p.Options,
+				Placeholder: p.Placeholder, Prefill: p.Prefill, Timeout: time.Duration(p.Timeout) * time.Millisecond,
+				ToolCallID: toolCallOf(ctx)})
+		}
 		o := openObj()
 		switch {
 		case method == engine.DialogConfirm:
@@ -569,6 +574,10 @@ func dialogCall(method string) slowCall {
 		return o.bytes(), nil
 	}
 }
+
+// dialogMethods are the calls that ask the user: a sessionless host
+// serves them (dismissed), and no other.
+var dialogMethods = map[string]bool{"ui.select": true, "ui.confirm": true, "ui.input": true, "ui.editor": true}
 
 // callExec runs a command under the agent's shell rules (the RPC bash
 // command's: combined output, the last 50 KB kept, the process group

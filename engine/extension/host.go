@@ -67,8 +67,14 @@ type Options struct {
 	// HasUI says whether a host answers dialogs (RPC mode); without one a
 	// dialog resolves to its default at once.
 	HasUI bool
-	Clock engine.Clock
-	Log   io.Writer // stderr: the extensions' stderr and the host's notes
+	// Sessionless is a host that never gets a session (a durable worker's:
+	// the steps run its hooks and tools). Its extensions' questions to the
+	// user are dismissed at once (a confirmation declines), not refused, so
+	// a hook that asks before a dangerous call blocks it as it does
+	// without a UI; their other calls to the agent are refused.
+	Sessionless bool
+	Clock       engine.Clock
+	Log         io.Writer // stderr: the extensions' stderr and the host's notes
 	// QueueBytes bounds what may wait to be written to one extension
 	// (default 64 MiB); MaxLine bounds one line it writes (default 16 MiB).
 	QueueBytes, MaxLine int
