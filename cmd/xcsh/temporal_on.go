@@ -131,6 +131,20 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 	if cfg.Model == nil {
 		return &exitError{2, "Error: the worker needs a model: --provider or --model"}
 	}
+	// The extensions' hooks on a prompt run before its run starts, where
+	// a durable session has no step for them yet: refusing to start beats
+	// sending prompts an extension meant to change or stop (the other
+	// hooks run in the steps: docs/durable.md, "Extensions").
+	if cfg.Hooks != nil {
+		for _, h := range []struct {
+			hook engine.Hook
+			name string
+		}{{engine.HookInput, "input"}, {engine.HookBeforeAgentStart, "before_agent_start"}} {
+			if cfg.Hooks.Has(h.hook) {
+				return &exitError{2, "Error: an extension handles " + h.name + ", which durable sessions do not run yet (docs/durable.md, \"Extensions\"): start the worker without it (--no-extensions, or without its --extension)"}
+			}
+		}
+	}
 	c, err := temporalClient(&o.temporal, stderr)
 	if err != nil {
 		return &exitError{1, "Error: " + err.Error()}
@@ -140,6 +154,7 @@ func runWorker(ctx context.Context, o *options, stderr io.Writer) error {
 	acts := &durable.Activities{Provider: cfg.Provider, Model: *cfg.Model, SystemPrompt: sysPrompt,
 		Thinking: cfg.ThinkingLevel, Tools: cfg.Tools, Validator: cfg.Validator, Compaction: cfg.Compaction, Clock: clock,
 		AfterTool: afterToolRun, Gate: cfg.Gate, // the confirmations: the workflow asks (docs/durable.md, "Dialogs")
+		Hooks: cfg.Hooks, // the extensions' hooks that run in the steps
 		Rules: rules, Cwd: cwd, StreamIdleTimeout: cfg.StreamIdleTimeout, TodoClearDelay: cfg.TodoClearDelay}
 	if cfg.ThinkingLevel != "" && !cfg.Model.Reasoning {
 		acts.Thinking = engine.ThinkingOff

@@ -51,6 +51,11 @@ type Activities struct {
 	// TodoClearDelay is how long a finished task stays in the todo list
 	// (0: engine.DefaultTodoClearDelay; negative: it stays).
 	TodoClearDelay time.Duration
+	// Hooks are the extensions' (the worker's extension host; nil: none):
+	// their context, before_provider_request, tool_call and tool_result
+	// hooks run in the steps, as in process. A worker refuses to start
+	// with the hooks a step cannot run (cmd/xcsh: input, before_agent_start).
+	Hooks engine.Hooks
 }
 
 // Setup is ActivitySetup: what this worker's configuration offers.
@@ -115,7 +120,7 @@ func (a *Activities) CallModel(ctx context.Context, in ModelInput) (ModelOutput,
 	}
 	stop := heartbeat(ctx, heartbeatPeriod(ctx))
 	defer stop()
-	req := &engine.Request{Model: a.Model, SystemPrompt: a.SystemPrompt, Messages: engine.ConvertToLLM(msgs)}
+	req := &engine.Request{Model: a.Model, SystemPrompt: a.SystemPrompt}
 	if a.Thinking != engine.ThinkingOff {
 		req.ThinkingLevel = a.Thinking
 	}
@@ -125,6 +130,9 @@ func (a *Activities) CallModel(ctx context.Context, in ModelInput) (ModelOutput,
 	for _, t := range in.HostTools {
 		req.Tools = append(req.Tools, engine.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
+	// The extensions' context and before_provider_request hooks, as in
+	// process (they run on this worker, in its extension host).
+	engine.HookRequest(ctx, a.Hooks, req, msgs)
 	reply := engine.NewReply(engine.AssistantMessage{API: a.Model.API, Provider: a.Model.Provider, Model: a.Model.ID,
 		StopReason: engine.StopStop, Timestamp: in.Timestamp}, a.Model.Cost)
 	var frames chan []byte
@@ -201,9 +209,19 @@ func (a *Activities) RunTool(ctx context.Context, in ToolInput) (ToolOutput, err
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
+	// The extensions' tool_call hook may block the call or rewrite its
+	// arguments, as in process. It runs again when the call runs again
+	// after a question (dialogs.go): a hook decides, it does not act.
+	args, blocked := engine.RunToolCallHook(ctx, a.Hooks, in.ID, in.Name, args)
+	if blocked != nil {
+		return toolOutput(*blocked), nil
+	}
 	// The gate, then the tool, each of whose questions may stop the call
 	// (dialogs.go).
 	out, cancelled, err := a.execTool(ctx, tool, in, args)
+	if !cancelled && out.Ask == nil {
+		out = toolOutput(engine.RunToolResultHook(ctx, a.Hooks, in.ID, in.Name, args, out.result()))
+	}
 	if cancelled {
 		// Cancelled (an abort): the tool's own answer, when it gave one,
 		// travels with the cancellation so the workflow records what the
