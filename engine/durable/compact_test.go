@@ -48,35 +48,18 @@ func compactRunIn(t *testing.T, env *testsuite.TestWorkflowEnvironment, in Start
 		env.RegisterDelayedCallback(func() { s.do(env) }, s.at)
 	}
 	var frames []string
-	read := func() {
-		v, err := env.QueryWorkflow(QueryEvents, int64(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res EventsResult
-		if err := v.Get(&res); err != nil {
-			t.Fatal(err)
-		}
-		frames = frames[:0]
-		for _, f := range res.Frames {
-			frames = append(frames, string(f.Data))
-		}
-	}
+	read := func() { frames = logFrames(t, env) }
 	env.RegisterDelayedCallback(func() { read(); env.CancelWorkflow() }, steps[len(steps)-1].at+time.Hour)
 	if in.SessionID == "" {
 		in.SessionID, in.HeartbeatMs = "s1", 3000
 	}
 	env.ExecuteWorkflow(WorkflowName, in)
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+	next := continuedAsOrNil(t, env, false)
+	if next == nil {
 		return frames, nil
 	}
 	read()
-	var next Start
-	if err := DataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
-	return frames, &next
+	return frames, next
 }
 
 // cupdate sends an update and checks its outcome: wantErr "" for a

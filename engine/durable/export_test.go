@@ -3,7 +3,6 @@ package durable
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/xcsh-go/xcsh/engine"
 	"github.com/xcsh-go/xcsh/engine/sessionfile"
@@ -70,14 +68,7 @@ func TestExportCompactionAndContinueAsNew(t *testing.T) {
 	env.RegisterDelayedCallback(func() { prompt(t, "first, short", "")(env) }, 0)
 	env.RegisterDelayedCallback(func() { prompt(t, long, "")(env) }, time.Minute)
 	env.ExecuteWorkflow(WorkflowName, Start{SessionID: "s1", HeartbeatMs: 3000})
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("the workflow ended with %v, want a continue-as-new", err)
-	}
-	var next Start
-	if err := DataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := continuedAs(t, env)
 	run1 := queryRecord(t, env)
 
 	// The next run: the developer message's turn, then a tool call.

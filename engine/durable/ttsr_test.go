@@ -2,30 +2,22 @@ package durable
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/xcsh-go/xcsh/engine"
-	"github.com/xcsh-go/xcsh/fakeprovider"
 )
 
-// scriptedActivities are a worker's activities on a scripted fake model
-// (fakeprovider's JSON scripts, as the scenarios write them).
+// scriptedActivities are scriptActivities with the built-in tools (in a
+// temporary directory) and their validator.
 func scriptedActivities(t *testing.T, script string) *Activities {
 	t.Helper()
-	sc, err := fakeprovider.Parse("script.json", []byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	acts := testActivities(t, t.TempDir())
-	p := fakeprovider.New(sc)
-	acts.Provider, acts.Model = p, p.Model()
+	acts, tools := scriptActivities(t, script), testActivities(t, t.TempDir())
+	acts.Tools, acts.Validator = tools.Tools, tools.Validator
 	return acts
 }
 
@@ -175,24 +167,6 @@ func (f providerFunc) Stream(ctx context.Context, req *engine.Request, fn func(e
 	return f(ctx, req, fn)
 }
 
-// logFrames reads the whole event log of a finished test workflow.
-func logFrames(t *testing.T, env *testsuite.TestWorkflowEnvironment) []string {
-	t.Helper()
-	v, err := env.QueryWorkflow(QueryEvents, int64(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res EventsResult
-	if err := v.Get(&res); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, f := range res.Frames {
-		out = append(out, string(f.Data))
-	}
-	return out
-}
-
 // A continue-as-new at compaction carries the rules injected, the todo
 // list (without its finished tasks, as a compaction leaves it in process)
 // and the reminders' count.
@@ -217,14 +191,7 @@ func TestTTSRAndTodosCarriedAtCompaction(t *testing.T) {
 	env.RegisterDelayedCallback(func() { prompt(t, "first, short", "")(env) }, time.Second)
 	env.RegisterDelayedCallback(func() { prompt(t, strings.Repeat("the parser walks the token list once. ", 25), "")(env) }, time.Minute)
 	env.ExecuteWorkflow(WorkflowName, Start{SessionID: "s1", HeartbeatMs: 3000})
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("the workflow ended with %v, want a continue-as-new", err)
-	}
-	var next Start
-	if err := DataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := continuedAs(t, env)
 	frames := logFrames(t, env)
 	if len(find(frames, "ttsr_triggered")) != 1 || len(next.TTSRInjected) != 1 || next.TTSRInjected[0] != "no-first" {
 		t.Errorf("carried rules %v; events %s", next.TTSRInjected, types(frames))

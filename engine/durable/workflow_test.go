@@ -41,6 +41,29 @@ type step struct {
 	do func(env *testsuite.TestWorkflowEnvironment)
 }
 
+// continuedAs is the input of the run a finished test run continued as
+// (nil: it ended otherwise; fatal when must and it did not).
+func continuedAsOrNil(t *testing.T, env *testsuite.TestWorkflowEnvironment, must bool) *Start {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+		if must {
+			t.Fatalf("the workflow ended with %v, want a continue-as-new", err)
+		}
+		return nil
+	}
+	var next Start
+	if err := DataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	return &next
+}
+
+func continuedAs(t *testing.T, env *testsuite.TestWorkflowEnvironment) Start {
+	t.Helper()
+	return *continuedAsOrNil(t, env, true)
+}
+
 func runWorkflow(t *testing.T, acts *Activities, steps ...step) (*testsuite.TestWorkflowEnvironment, []string) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
@@ -53,21 +76,35 @@ func runWorkflow(t *testing.T, acts *Activities, steps ...step) (*testsuite.Test
 	var frames []string
 	end := steps[len(steps)-1].at + time.Hour
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(QueryEvents, int64(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res EventsResult
-		if err := v.Get(&res); err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range res.Frames {
-			frames = append(frames, string(f.Data))
-		}
+		frames = logFrames(t, env)
 		env.CancelWorkflow()
 	}, end)
 	env.ExecuteWorkflow(WorkflowName, Start{SessionID: "s1", HeartbeatMs: 3000})
 	return env, frames
+}
+
+// queryEvents reads the whole event log of a test workflow.
+func queryEvents(t *testing.T, env *testsuite.TestWorkflowEnvironment) EventsResult {
+	t.Helper()
+	v, err := env.QueryWorkflow(QueryEvents, int64(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res EventsResult
+	if err := v.Get(&res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// logFrames is the event log's frames, one encoded event each.
+func logFrames(t *testing.T, env *testsuite.TestWorkflowEnvironment) []string {
+	t.Helper()
+	var out []string
+	for _, f := range queryEvents(t, env).Frames {
+		out = append(out, string(f.Data))
+	}
+	return out
 }
 
 func prompt(t *testing.T, text string, wantErr string) func(*testsuite.TestWorkflowEnvironment) {
@@ -448,14 +485,7 @@ func TestContinueAsNewAtCompaction(t *testing.T) {
 	env.RegisterDelayedCallback(func() { prompt(t, "first, short", "")(env) }, 0)
 	env.RegisterDelayedCallback(func() { prompt(t, long, "")(env) }, time.Minute)
 	env.ExecuteWorkflow(WorkflowName, Start{SessionID: "s1", HeartbeatMs: 3000})
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("the workflow ended with %v, want a continue-as-new", err)
-	}
-	var next Start
-	if err := DataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := continuedAs(t, env)
 	msgs, err := decodeMessages(next.Messages)
 	if err != nil {
 		t.Fatal(err)
@@ -466,18 +496,8 @@ func TestContinueAsNewAtCompaction(t *testing.T) {
 	if next.Setup == nil || next.Seq == 0 {
 		t.Fatalf("carried setup %v, seq %d", next.Setup, next.Seq)
 	}
-	v, err := env.QueryWorkflow(QueryEvents, int64(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res EventsResult
-	if err := v.Get(&res); err != nil {
-		t.Fatal(err)
-	}
-	var first []string
-	for _, f := range res.Frames {
-		first = append(first, string(f.Data))
-	}
+	res := queryEvents(t, env)
+	first := logFrames(t, env)
 	if got := types(first); !strings.HasSuffix(got, "agent_end auto_compaction_start auto_compaction_end") || res.Last != next.Seq {
 		t.Fatalf("events %s (last %d, carried %d)", got, res.Last, next.Seq)
 	}
@@ -492,15 +512,7 @@ func TestContinueAsNewAtCompaction(t *testing.T) {
 	acts.Register(env2)
 	var frames []Frame
 	env2.RegisterDelayedCallback(func() {
-		v, err := env2.QueryWorkflow(QueryEvents, int64(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res EventsResult
-		if err := v.Get(&res); err != nil {
-			t.Fatal(err)
-		}
-		frames = res.Frames
+		frames = queryEvents(t, env2).Frames
 		env2.CancelWorkflow()
 	}, time.Hour)
 	env2.ExecuteWorkflow(WorkflowName, next)
