@@ -412,7 +412,11 @@ func TestCancelReachesRunningAndQueuedCalls(t *testing.T) {
 	<-started
 	block, _ := a.Call("block", nil)
 	queued, _ := a.Call("queued", nil)
-	for _, id := range []int64{running.ID(), queued.ID()} {
+	// queued's cancellation goes first: the wire keeps the order, so once
+	// running's has ended it, queued's was read too, before block is
+	// released (the other way round, block could end and queued run
+	// before its cancellation was read).
+	for _, id := range []int64{queued.ID(), running.ID()} {
 		a.Notify("$/cancelRequest", map[string]int64{"id": id})
 	}
 	var e *Error
